@@ -1,0 +1,1 @@
+//! Newline-delimited JSON framing.

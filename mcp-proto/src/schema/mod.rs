@@ -1,0 +1,1 @@
+//! Typed wire types of every MCP version, organised by area.
