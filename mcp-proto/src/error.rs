@@ -29,7 +29,6 @@
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
-use alloc::string::String;
 use core::fmt;
 use serde_json::value::RawValue;
 
@@ -261,11 +260,6 @@ impl Error {
     pub fn into_parts(self) -> (i64, Cow<'static, str>, Option<Box<RawValue>>) {
         (self.code, self.message, self.data)
     }
-}
-
-/// Builds an owned [`String`] message; a small helper for `format!`-style messages.
-pub(crate) fn msg(s: impl Into<String>) -> Cow<'static, str> {
-    Cow::Owned(s.into())
 }
 
 #[cfg(test)]

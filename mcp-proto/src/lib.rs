@@ -10,6 +10,7 @@
 //! - [`codec`] — framing: newline-delimited JSON and Server-Sent Events, each usable alone.
 //! - [`jsonrpc`] — the JSON-RPC 2.0 envelope, parsed in one pass, `params`/`result` kept raw.
 //! - [`schema`] — typed wire types of every published MCP version, organised by area.
+//! - [`method`] — the table of methods by version, direction and capability.
 //! - [`session`] — the client and server [`Session`](session::Session) state machines.
 //! - [`error`] — the one error type, with a stable [`ErrorKind`](error::ErrorKind).
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -30,6 +31,7 @@ pub mod codec;
 pub mod error;
 pub mod id;
 pub mod jsonrpc;
+pub mod method;
 pub mod schema;
 pub mod session;
 pub mod time;
