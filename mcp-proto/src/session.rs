@@ -1484,7 +1484,11 @@ impl Session {
 
     fn fail_pending(&mut self, kind: ErrorKind, message: &'static str) {
         let pending = core::mem::take(&mut self.pending);
-        for (id, _) in pending {
+        for (id, p) in pending {
+            if p.is_initialize {
+                // The handshake's outcome is `Event::Ready` or `Event::Closed`.
+                continue;
+            }
             self.events.push_back(Event::Response {
                 id: RequestId::Number(id),
                 result: Err(Error::new(kind, message)),
