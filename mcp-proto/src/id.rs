@@ -142,6 +142,7 @@ pub type ProgressToken = RequestId;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
     use alloc::vec::Vec;
 
     #[test]

@@ -693,10 +693,10 @@ impl Session {
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
         let name = self.check_outbound(method, true)?;
-        if let Some(p) = &params {
-            if !p.get().starts_with('{') {
-                return Err(Error::invalid_params("request params must be a JSON object"));
-            }
+        if let Some(p) = &params
+            && !p.get().starts_with('{')
+        {
+            return Err(Error::invalid_params("request params must be a JSON object"));
         }
         if self.pending.len() >= self.config.max_outbound_in_flight {
             return Err(Error::new(
@@ -756,10 +756,10 @@ impl Session {
             )));
         }
         let name = self.check_outbound(method, false)?;
-        if let Some(p) = &params {
-            if !p.get().starts_with('{') {
-                return Err(Error::invalid_params("notification params must be a JSON object"));
-            }
+        if let Some(p) = &params
+            && !p.get().starts_with('{')
+        {
+            return Err(Error::invalid_params("notification params must be a JSON object"));
         }
         self.out.push_back(Outgoing::Notification {
             method: name,
@@ -958,18 +958,17 @@ impl Session {
                 alloc::format!("`{method}` is not sent by this side in protocol {version}"),
             ));
         }
-        if request {
-            if let Some(peer) = &self.peer {
-                if !peer.caps.allows(spec.gate, version) {
-                    return Err(Error::new(
-                        ErrorKind::MethodNotFound,
-                        alloc::format!(
-                            "the peer did not declare the `{}` capability needed for `{method}`",
-                            gate_name(spec.gate)
-                        ),
-                    ));
-                }
-            }
+        if request
+            && let Some(peer) = &self.peer
+            && !peer.caps.allows(spec.gate, version)
+        {
+            return Err(Error::new(
+                ErrorKind::MethodNotFound,
+                alloc::format!(
+                    "the peer did not declare the `{}` capability needed for `{method}`",
+                    gate_name(spec.gate)
+                ),
+            ));
         }
         Ok(Cow::Borrowed(spec.name))
     }
@@ -993,22 +992,22 @@ impl Session {
     }
 
     fn answer(&mut self, batch: Option<u64>, o: Outgoing) {
-        if let Some(b) = batch {
-            if let Some(entry) = self.batches.get_mut(&b) {
-                entry.items.push(o);
-                self.flush_batch_if_done(b);
-                return;
-            }
+        if let Some(b) = batch
+            && let Some(entry) = self.batches.get_mut(&b)
+        {
+            entry.items.push(o);
+            self.flush_batch_if_done(b);
+            return;
         }
         self.out.push_back(o);
     }
 
     /// Answers a request that was handed to the application (counts down its batch).
     fn answer_inbound(&mut self, batch: Option<u64>, o: Outgoing) {
-        if let Some(b) = batch {
-            if let Some(entry) = self.batches.get_mut(&b) {
-                entry.remaining = entry.remaining.saturating_sub(1);
-            }
+        if let Some(b) = batch
+            && let Some(entry) = self.batches.get_mut(&b)
+        {
+            entry.remaining = entry.remaining.saturating_sub(1);
         }
         self.answer(batch, o);
     }
@@ -1024,12 +1023,11 @@ impl Session {
 
     fn flush_batch_if_done(&mut self, b: u64) {
         let done = self.batches.get(&b).is_some_and(|e| e.sealed && e.remaining == 0);
-        if done {
-            if let Some(entry) = self.batches.remove(&b) {
-                if !entry.items.is_empty() {
-                    self.out.push_back(Outgoing::Batch(entry.items));
-                }
-            }
+        if done
+            && let Some(entry) = self.batches.remove(&b)
+            && !entry.items.is_empty()
+        {
+            self.out.push_back(Outgoing::Batch(entry.items));
         }
     }
 
@@ -1172,10 +1170,10 @@ impl Session {
                 batch,
             },
         );
-        if let Some(b) = batch {
-            if let Some(entry) = self.batches.get_mut(&b) {
-                entry.remaining += 1;
-            }
+        if let Some(b) = batch
+            && let Some(entry) = self.batches.get_mut(&b)
+        {
+            entry.remaining += 1;
         }
         self.events.push_back(Event::Request(InboundRequest {
             id,
@@ -1205,10 +1203,10 @@ impl Session {
             None if !self.config.allow_custom_methods => return Some(Error::method_not_found(method)),
             None => {}
         }
-        if let Some(p) = params {
-            if !p.get().starts_with('{') {
-                return Some(Error::invalid_params("`params` must be a JSON object"));
-            }
+        if let Some(p) = params
+            && !p.get().starts_with('{')
+        {
+            return Some(Error::invalid_params("`params` must be a JSON object"));
         }
         None
     }

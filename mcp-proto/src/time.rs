@@ -121,6 +121,7 @@ mod tests {
         assert_eq!(Duration::from_secs(2).as_millis(), 2_000);
     }
 
+    #[cfg(feature = "std")]
     #[test]
     fn std_conversion() {
         let d: Duration = std::time::Duration::from_millis(7).into();

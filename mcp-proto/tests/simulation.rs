@@ -256,11 +256,11 @@ impl Side {
             }
         }
         // A cancelled request is never answered: the application may still try.
-        if let Some(id) = self.cancelled.iter().next().cloned() {
-            if rng.chance(50) {
-                let r = self.session.respond(&id, raw("{}".into()));
-                assert!(r.is_err(), "{}: respond after cancel of {id} succeeded", self.name);
-            }
+        if let Some(id) = self.cancelled.iter().next().cloned()
+            && rng.chance(50)
+        {
+            let r = self.session.respond(&id, raw("{}".into()));
+            assert!(r.is_err(), "{}: respond after cancel of {id} succeeded", self.name);
         }
         if !self.ready {
             return;
