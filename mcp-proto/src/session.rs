@@ -401,6 +401,7 @@ enum Outgoing {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+        meta: Option<Box<RawValue>>,
         related: RequestId,
     },
     Batch(Vec<Outgoing>),
@@ -810,6 +811,22 @@ impl Session {
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), Error> {
+        self.report_progress_with_meta(id, progress, total, message, None)
+    }
+
+    /// Like [`report_progress`](Session::report_progress), with a `_meta` object added to the
+    /// notification's params (e.g. partial results for clients that understand them).
+    pub fn report_progress_with_meta(
+        &mut self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+        meta: Option<Box<RawValue>>,
+    ) -> Result<(), Error> {
+        if meta.as_ref().is_some_and(|m| !m.get().starts_with('{')) {
+            return Err(Error::invalid_params("`_meta` must be a JSON object"));
+        }
         if self.state == State::Closed {
             return Err(Error::new(ErrorKind::TransportClosed, "the session is closed"));
         }
@@ -831,6 +848,7 @@ impl Session {
             progress,
             total,
             message: message.map(String::from),
+            meta,
             related: id.clone(),
         });
         Ok(())
@@ -1641,11 +1659,16 @@ fn write_outgoing(buf: &mut Vec<u8>, o: Outgoing) -> (MessageKind, Option<Reques
             progress,
             total,
             message,
+            meta,
             related,
         } => {
-            buf.extend_from_slice(
-                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":",
-            );
+            buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{");
+            if let Some(m) = meta {
+                buf.extend_from_slice(b"\"_meta\":");
+                buf.extend_from_slice(m.get().as_bytes());
+                buf.push(b',');
+            }
+            buf.extend_from_slice(b"\"progressToken\":");
             token.write_json(buf);
             buf.extend_from_slice(b",\"progress\":");
             write_f64(buf, progress);

@@ -1,0 +1,598 @@
+//! The connection engine: one task that drives one core `Session` over a byte stream.
+//!
+//! It reads the transport, feeds the session, dispatches events (inbound requests to the
+//! [`Service`], outcomes to waiting callers), runs request handlers concurrently on its own task
+//! (no spawn, no channel hop for the answer), arms one timer for the session's next deadline and
+//! writes what the session transmits — batching writes and flushing once per wake-up. The
+//! session is owned here alone: no lock on the hot path.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use futures_channel::mpsc::{self, UnboundedReceiver};
+use futures_channel::oneshot;
+use futures_core::Stream;
+use futures_io::{AsyncRead, AsyncWrite};
+use futures_util::stream::FuturesUnordered;
+use mcp_proto::session::{Event, Session};
+use mcp_proto::{Error, ErrorKind, Instant, RequestId};
+use serde_json::value::RawValue;
+
+use crate::cancel::CancellationToken;
+use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
+use crate::runtime::{BoxFuture, Runtime};
+use crate::service::{IncomingRequest, RequestContext, Service};
+use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
+
+/// A bidirectional byte stream (stdio, a child's pipes, TCP, a Unix socket, an in-memory pipe).
+pub struct ByteStream {
+    reader: Pin<Box<dyn AsyncRead + Send>>,
+    writer: Pin<Box<dyn AsyncWrite + Send>>,
+}
+
+impl ByteStream {
+    /// A stream from a read half and a write half.
+    pub fn new(reader: impl AsyncRead + Send + 'static, writer: impl AsyncWrite + Send + 'static) -> Self {
+        ByteStream {
+            reader: Box::pin(reader),
+            writer: Box::pin(writer),
+        }
+    }
+}
+
+impl std::fmt::Debug for ByteStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ByteStream")
+    }
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+/// Stop reading while this much output waits to be written (backpressure).
+const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
+/// Iterations of the loop before yielding to the executor.
+const BUDGET: usize = 64;
+
+type HandlerOutput = (RequestId, Option<Result<Box<RawValue>, Error>>);
+
+struct Waiter {
+    key: u64,
+    method: Cow<'static, str>,
+    started: Instant,
+    reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+    progress: Option<ProgressFn>,
+}
+
+struct InboundState {
+    cancel: CancellationToken,
+    method: Cow<'static, str>,
+    started: Instant,
+}
+
+/// A handler future wrapped so that cancellation drops it at once.
+struct Guarded {
+    id: Option<RequestId>,
+    cancel: CancellationToken,
+    inner: BoxFuture<Result<Box<RawValue>, Error>>,
+    span: tracing::Span,
+}
+
+impl Future for Guarded {
+    type Output = HandlerOutput;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput> {
+        let this = &mut *self;
+        if this.cancel.is_cancelled() {
+            let id = this.id.take().unwrap_or(RequestId::Number(-1));
+            return Poll::Ready((id, None));
+        }
+        let _enter = this.span.enter();
+        match this.inner.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready((this.id.take().unwrap_or(RequestId::Number(-1)), Some(r))),
+            Poll::Pending => {
+                this.cancel.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// The future that runs one connection until it closes. Await it or spawn it.
+#[must_use = "a connection does nothing unless awaited or spawned"]
+pub struct Connection<R: Runtime> {
+    rt: R,
+    session: Session,
+    reader: Option<Pin<Box<dyn AsyncRead + Send>>>,
+    writer: Pin<Box<dyn AsyncWrite + Send>>,
+    read_buf: Box<[u8]>,
+    out: Vec<u8>,
+    out_pos: usize,
+    needs_flush: bool,
+    writer_closed: bool,
+    write_failed: bool,
+    commands: UnboundedReceiver<Command>,
+    commands_open: bool,
+    handlers: FuturesUnordered<Guarded>,
+    inbound: HashMap<RequestId, InboundState>,
+    waiters: HashMap<RequestId, Waiter>,
+    keys: HashMap<u64, RequestId>,
+    timer: Option<(Instant, BoxFuture<()>)>,
+    service: Arc<dyn Service>,
+    peer: Peer,
+    ready: Option<oneshot::Sender<Result<PeerInfo, Error>>>,
+    telemetry: Telemetry,
+    closed_error: Option<Error>,
+    finished: bool,
+}
+
+impl<R: Runtime> std::fmt::Debug for Connection<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("session", &self.session).finish_non_exhaustive()
+    }
+}
+
+/// Builds a connection around `session`. For a client session the handshake starts at once and
+/// the returned receiver resolves with the server's info (or the failure).
+pub fn connection<R: Runtime>(
+    rt: R,
+    mut session: Session,
+    transport: ByteStream,
+    service: Arc<dyn Service>,
+    telemetry: Telemetry,
+) -> (Peer, Connection<R>, oneshot::Receiver<Result<PeerInfo, Error>>) {
+    let (tx, rx) = mpsc::unbounded();
+    let peer = Peer::new(tx);
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let mut ready = Some(ready_tx);
+    let now = rt.now();
+    if session.is_client()
+        && session.state() == mcp_proto::session::State::AwaitingInit
+        && let Err(e) = session.initialize(now)
+        && let Some(tx) = ready.take()
+    {
+        let _ = tx.send(Err(e));
+    }
+    let connection_id = peer.connection_id();
+    tracing::debug!(target: "mcp", connection = connection_id, client = session.is_client(), "connection opened");
+    telemetry.emit(|| TelemetryEvent::ConnectionOpened { connection: connection_id });
+    let conn = Connection {
+        rt,
+        session,
+        reader: Some(transport.reader),
+        writer: transport.writer,
+        read_buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+        out: Vec::with_capacity(READ_CHUNK),
+        out_pos: 0,
+        needs_flush: false,
+        writer_closed: false,
+        write_failed: false,
+        commands: rx,
+        commands_open: true,
+        handlers: FuturesUnordered::new(),
+        inbound: HashMap::new(),
+        waiters: HashMap::new(),
+        keys: HashMap::new(),
+        timer: None,
+        service,
+        peer: peer.clone(),
+        ready,
+        telemetry,
+        closed_error: None,
+        finished: false,
+    };
+    (peer, conn, ready_rx)
+}
+
+impl<R: Runtime> Connection<R> {
+    fn apply(&mut self, cmd: Command, now: Instant) {
+        match cmd {
+            Command::Request {
+                key,
+                method,
+                params,
+                opts,
+                reply,
+                progress,
+            } => match self.session.send_request(now, &method, params, opts) {
+                Ok(id) => {
+                    self.keys.insert(key, id.clone());
+                    self.waiters.insert(
+                        id,
+                        Waiter {
+                            key,
+                            method,
+                            started: now,
+                            reply,
+                            progress,
+                        },
+                    );
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
+            Command::Cancel { key, reason } => {
+                if let Some(id) = self.keys.remove(&key) {
+                    if let Some(w) = self.waiters.remove(&id) {
+                        self.complete_outbound(&id, &w, Outcome::Cancelled, now);
+                    }
+                    let _ = self.session.cancel(now, &id, reason.as_deref());
+                }
+            }
+            Command::Notify { method, params, related } => {
+                match self.session.notify_related(&method, params, related) {
+                    Ok(()) => self.telemetry.notification(self.peer.connection_id(), Direction::Outbound, &method),
+                    Err(e) => tracing::debug!(target: "mcp", %method, error = %e, "notification not sent"),
+                }
+            }
+            Command::Progress {
+                id,
+                progress,
+                total,
+                message,
+                meta,
+            } => {
+                if let Err(e) =
+                    self.session
+                        .report_progress_with_meta(&id, progress, total, message.as_deref(), meta)
+                {
+                    tracing::debug!(target: "mcp", %id, error = %e, "progress not sent");
+                }
+            }
+            Command::Close => self.session.close(now),
+        }
+    }
+
+    fn complete_outbound(&self, id: &RequestId, w: &Waiter, outcome: Outcome, now: Instant) {
+        self.telemetry.request_completed(
+            self.peer.connection_id(),
+            Direction::Outbound,
+            id,
+            &w.method,
+            outcome,
+            now - w.started,
+        );
+    }
+
+    fn on_event(&mut self, event: Event, now: Instant) {
+        match event {
+            Event::Ready {
+                version,
+                peer_info,
+                peer_capabilities,
+                instructions,
+            } => {
+                let info = PeerInfo {
+                    version,
+                    info: peer_info,
+                    capabilities: peer_capabilities,
+                    instructions,
+                };
+                if let Ok(mut g) = self.peer.shared.info.write() {
+                    *g = Some(info.clone());
+                }
+                tracing::debug!(target: "mcp", connection = self.peer.connection_id(), %version, "handshake complete");
+                if let Some(tx) = self.ready.take() {
+                    let _ = tx.send(Ok(info));
+                }
+                self.service.on_ready(&self.peer);
+            }
+            Event::Request(req) => {
+                let cancel = CancellationToken::new();
+                let span = tracing::debug_span!(target: "mcp", "mcp.request", method = %req.method, direction = "inbound", id = %req.id);
+                self.telemetry.emit(|| TelemetryEvent::RequestReceived {
+                    connection: self.peer.connection_id(),
+                    id: req.id.clone(),
+                    method: req.method.to_string(),
+                });
+                let cx = RequestContext {
+                    id: req.id.clone(),
+                    progress_token: req.progress_token,
+                    peer: self.peer.clone(),
+                    cancel: cancel.clone(),
+                };
+                let fut = {
+                    let _e = span.enter();
+                    self.service.handle_request(
+                        IncomingRequest {
+                            method: req.method.clone(),
+                            params: req.params,
+                        },
+                        cx,
+                    )
+                };
+                self.inbound.insert(
+                    req.id.clone(),
+                    InboundState {
+                        cancel: cancel.clone(),
+                        method: req.method,
+                        started: now,
+                    },
+                );
+                self.handlers.push(Guarded {
+                    id: Some(req.id),
+                    cancel,
+                    inner: fut,
+                    span,
+                });
+            }
+            Event::Notification { method, params } => {
+                self.telemetry.notification(self.peer.connection_id(), Direction::Inbound, &method);
+                self.service.handle_notification(&method, params.as_deref(), &self.peer);
+            }
+            Event::Response { id, result } => {
+                if let Some(w) = self.waiters.remove(&id) {
+                    self.keys.remove(&w.key);
+                    self.complete_outbound(&id, &w, Outcome::of(&result), now);
+                    let _ = w.reply.send(result);
+                }
+            }
+            Event::Progress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                if let Some(w) = self.waiters.get_mut(&id)
+                    && let Some(f) = w.progress.as_mut()
+                {
+                    f(Progress {
+                        progress,
+                        total,
+                        message,
+                        params: None,
+                    });
+                }
+            }
+            Event::Cancelled { id, reason } => {
+                tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
+                if let Some(st) = self.inbound.remove(&id) {
+                    st.cancel.cancel();
+                    self.telemetry.request_completed(
+                        self.peer.connection_id(),
+                        Direction::Inbound,
+                        &id,
+                        &st.method,
+                        Outcome::Cancelled,
+                        now - st.started,
+                    );
+                }
+            }
+            Event::UnknownResponse { id } => {
+                tracing::debug!(target: "mcp", %id, "response for an unknown request id");
+            }
+            Event::PeerError(e) => tracing::warn!(target: "mcp", error = %e, "the peer reported an error"),
+            Event::InvalidMessage(e) => tracing::warn!(target: "mcp", error = %e, "invalid message from the peer"),
+            Event::Closed(error) => {
+                tracing::debug!(target: "mcp", connection = self.peer.connection_id(), error = ?error, "connection closed");
+                self.peer.shared.closed.store(true, Ordering::Release);
+                if let Some(tx) = self.ready.take() {
+                    let e = error
+                        .clone()
+                        .unwrap_or_else(|| Error::new(ErrorKind::TransportClosed, "the connection closed during the handshake"));
+                    let _ = tx.send(Err(e));
+                }
+                for (_, st) in self.inbound.drain() {
+                    st.cancel.cancel();
+                }
+                self.closed_error = error;
+            }
+            _ => {}
+        }
+    }
+
+    fn on_handler_done(&mut self, id: RequestId, result: Option<Result<Box<RawValue>, Error>>, now: Instant) {
+        let Some(result) = result else { return };
+        let Some(st) = self.inbound.remove(&id) else { return };
+        let outcome = Outcome::of(&result);
+        let sent = match result {
+            Ok(raw) => self.session.respond(&id, raw),
+            Err(e) => self.session.respond_error(&id, e),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
+        }
+        self.telemetry.request_completed(
+            self.peer.connection_id(),
+            Direction::Inbound,
+            &id,
+            &st.method,
+            outcome,
+            now - st.started,
+        );
+    }
+
+    /// Fills the output buffer from the session and writes as much as the transport takes.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        if self.write_failed {
+            return false;
+        }
+        loop {
+            while self.out.len() < WRITE_HIGH_WATER && self.session.poll_transmit(&mut self.out).is_some() {
+                progressed = true;
+            }
+            if self.out_pos >= self.out.len() {
+                break;
+            }
+            match self.writer.as_mut().poll_write(cx, &self.out[self.out_pos..]) {
+                Poll::Ready(Ok(0)) => {
+                    self.fail_transport(Error::new(ErrorKind::TransportClosed, "the peer stopped reading"));
+                    return true;
+                }
+                Poll::Ready(Ok(n)) => {
+                    self.out_pos += n;
+                    self.needs_flush = true;
+                    progressed = true;
+                    if self.out_pos >= self.out.len() {
+                        self.out.clear();
+                        self.out_pos = 0;
+                    }
+                }
+                Poll::Ready(Err(e)) => {
+                    self.fail_transport(Error::new(ErrorKind::TransportError, format!("write failed: {e}")));
+                    return true;
+                }
+                Poll::Pending => return progressed,
+            }
+        }
+        if self.needs_flush {
+            match self.writer.as_mut().poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.needs_flush = false,
+                Poll::Ready(Err(e)) => {
+                    self.fail_transport(Error::new(ErrorKind::TransportError, format!("flush failed: {e}")));
+                    return true;
+                }
+                Poll::Pending => {}
+            }
+        }
+        progressed
+    }
+
+    fn fail_transport(&mut self, e: Error) {
+        self.write_failed = true;
+        self.out.clear();
+        self.out_pos = 0;
+        let now = self.rt.now();
+        self.session.handle_closed(now, Some(e));
+    }
+
+    fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        if self.out.len() >= WRITE_HIGH_WATER {
+            return false; // backpressure: the peer is not reading our output
+        }
+        let Some(reader) = self.reader.as_mut() else { return false };
+        match reader.as_mut().poll_read(cx, &mut self.read_buf) {
+            Poll::Ready(Ok(0)) => {
+                self.reader = None;
+                self.session.handle_input_closed(now);
+                true
+            }
+            Poll::Ready(Ok(n)) => {
+                self.session.handle_bytes(now, &self.read_buf[..n]);
+                true
+            }
+            Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
+            Poll::Ready(Err(e)) => {
+                self.reader = None;
+                self.session
+                    .handle_closed(now, Some(Error::new(ErrorKind::TransportError, format!("read failed: {e}"))));
+                true
+            }
+            Poll::Pending => false,
+        }
+    }
+
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(deadline) = self.session.poll_timeout() else {
+            self.timer = None;
+            return false;
+        };
+        let rearm = match &self.timer {
+            None => true,
+            Some((at, _)) => *at > deadline,
+        };
+        if rearm {
+            self.timer = Some((deadline, self.rt.sleep_until(deadline)));
+        }
+        if let Some((_, sleep)) = self.timer.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            self.timer = None;
+            let now = self.rt.now();
+            self.session.handle_timeout(now);
+            return true;
+        }
+        false
+    }
+
+    fn drain_events(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some(e) = self.session.poll_event() {
+            any = true;
+            self.on_event(e, now);
+        }
+        any
+    }
+}
+
+impl<R: Runtime> Future for Connection<R> {
+    type Output = Result<(), Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if this.finished {
+            return Poll::Ready(Ok(()));
+        }
+        for _ in 0..BUDGET {
+            let now = this.rt.now();
+            let mut progressed = false;
+            // Commands from handles and handlers.
+            while this.commands_open {
+                match Pin::new(&mut this.commands).poll_next(cx) {
+                    Poll::Ready(Some(cmd)) => {
+                        this.apply(cmd, now);
+                        progressed = true;
+                    }
+                    Poll::Ready(None) => {
+                        this.commands_open = false;
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            progressed |= this.poll_read(cx, now);
+            progressed |= this.drain_events(now);
+            // Handlers run here, on the connection's task.
+            while let Poll::Ready(Some((id, result))) = Pin::new(&mut this.handlers).poll_next(cx) {
+                this.on_handler_done(id, result, now);
+                progressed = true;
+            }
+            progressed |= this.poll_timer(cx);
+            progressed |= this.drain_events(now);
+            progressed |= this.poll_write(cx);
+            progressed |= this.drain_events(now);
+
+            if this.session.is_closed() && this.out.is_empty() && !this.needs_flush {
+                if !this.writer_closed && !this.write_failed {
+                    match this.writer.as_mut().poll_close(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(_) => this.writer_closed = true,
+                    }
+                }
+                this.finished = true;
+                this.service.on_closed(&this.peer);
+                // Outstanding callers learn the outcome from the session's close; anything
+                // left (commands queued after close) fails now.
+                for (_, w) in this.waiters.drain() {
+                    let _ = w.reply.send(Err(Error::new(ErrorKind::TransportClosed, "the connection closed")));
+                }
+                this.commands.close();
+                while let Ok(cmd) = this.commands.try_recv() {
+                    if let Command::Request { reply, .. } = cmd {
+                        let _ = reply.send(Err(Error::new(ErrorKind::TransportClosed, "the connection closed")));
+                    }
+                }
+                let connection = this.peer.connection_id();
+                let error = this.closed_error.take();
+                this.telemetry.emit(|| TelemetryEvent::ConnectionClosed {
+                    connection,
+                    error: error.clone(),
+                });
+                return Poll::Ready(match error {
+                    None => Ok(()),
+                    Some(e) if e.kind() == ErrorKind::TransportClosed => Ok(()),
+                    Some(e) => Err(e),
+                });
+            }
+            if !progressed {
+                return Poll::Pending;
+            }
+        }
+        // Budget spent: let other tasks run, then continue.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

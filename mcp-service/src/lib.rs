@@ -1,0 +1,26 @@
+//! # mcp-service
+//!
+//! The runtime-neutral typed layer of the MCP workspace: a connection engine that drives one
+//! `mcp_proto::session::Session` over any byte stream, the [`Peer`] handle for outbound calls,
+//! the [`Service`] trait for inbound ones, and the typed [`Server`](server::Server) and
+//! [`Client`](client::Client) built on them.
+//!
+//! It contains no runtime types: drivers (`mcp-tokio`, `mcp-async-std`) implement
+//! [`Runtime`] and pass `futures-io` byte streams.
+#![deny(missing_docs)]
+
+pub mod cancel;
+pub mod peer;
+pub mod runtime;
+pub mod service;
+
+pub use cancel::CancellationToken;
+pub use mcp_proto::{Error, ErrorKind};
+pub use peer::{Peer, PeerInfo, Progress};
+pub use runtime::{BoxFuture, Clock, Runtime};
+pub use service::{IncomingRequest, NoService, RequestContext, Service};
+pub mod connection;
+pub mod telemetry;
+
+pub use connection::{ByteStream, Connection, connection};
+pub use telemetry::{Telemetry, TelemetryEvent};

@@ -1,0 +1,339 @@
+//! [`Peer`]: a cloneable handle to the other side of one connection.
+//!
+//! Requests, notifications, progress and cancellation travel as commands to the connection's
+//! task, which owns the core session; outcomes come back on one-shot channels. Dropping a
+//! request future before it completes cancels the request on the wire.
+
+use std::borrow::Cow;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::task::{Context, Poll};
+
+use futures_channel::mpsc::UnboundedSender;
+use futures_channel::oneshot;
+use mcp_proto::session::RequestOptions;
+use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+/// Progress reported on an outbound request.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Progress so far (strictly increasing).
+    pub progress: f64,
+    /// Total, if known.
+    pub total: Option<f64>,
+    /// Message, if any.
+    pub message: Option<String>,
+    /// The raw params of the progress notification (for `_meta`, e.g. streamed content).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A progress callback.
+pub type ProgressFn = Box<dyn FnMut(Progress) + Send + 'static>;
+
+pub(crate) enum Command {
+    Request {
+        key: u64,
+        method: Cow<'static, str>,
+        params: Option<Box<RawValue>>,
+        opts: RequestOptions,
+        reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+        progress: Option<ProgressFn>,
+    },
+    Cancel {
+        key: u64,
+        reason: Option<String>,
+    },
+    Notify {
+        method: Cow<'static, str>,
+        params: Option<Box<RawValue>>,
+        related: Option<RequestId>,
+    },
+    Progress {
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        meta: Option<Box<RawValue>>,
+    },
+    Close,
+}
+
+/// What is known about the peer once the handshake completed.
+#[derive(Debug, Clone)]
+pub struct PeerInfo {
+    /// The negotiated protocol version.
+    pub version: ProtocolVersion,
+    /// The peer's `Implementation` object.
+    pub info: Box<RawValue>,
+    /// The peer's capabilities.
+    pub capabilities: Box<RawValue>,
+    /// Server instructions (seen by clients).
+    pub instructions: Option<String>,
+}
+
+pub(crate) struct Shared {
+    next_key: AtomicU64,
+    pub(crate) info: RwLock<Option<PeerInfo>>,
+    pub(crate) closed: AtomicBool,
+    pub(crate) id: u64,
+}
+
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+/// A handle to the other side of one connection. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) tx: UnboundedSender<Command>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").field("connection", &self.shared.id).finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    pub(crate) fn new(tx: UnboundedSender<Command>) -> Self {
+        Peer {
+            tx,
+            shared: Arc::new(Shared {
+                next_key: AtomicU64::new(1),
+                info: RwLock::new(None),
+                closed: AtomicBool::new(false),
+                id: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+            }),
+        }
+    }
+
+    /// A process-unique number identifying this connection.
+    pub fn connection_id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// What is known about the peer (after the handshake).
+    pub fn info(&self) -> Option<PeerInfo> {
+        self.shared.info.read().ok().and_then(|g| g.clone())
+    }
+
+    /// The negotiated protocol version (after the handshake).
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.shared.info.read().ok().and_then(|g| g.as_ref().map(|i| i.version))
+    }
+
+    /// Whether the peer declared capability `name` (a top-level key of its capabilities).
+    pub fn has_capability(&self, name: &str) -> bool {
+        let Some(info) = self.info() else { return false };
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(info.capabilities.get())
+            .map(|m| m.contains_key(name))
+            .unwrap_or(false)
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire) || self.tx.is_closed()
+    }
+
+    /// Starts a request with raw params. Await it (or call builder methods first).
+    pub fn request(&self, method: impl Into<Cow<'static, str>>, params: Option<Box<RawValue>>) -> Request {
+        Request {
+            peer: self.clone(),
+            method: method.into(),
+            params: Ok(params),
+            opts: RequestOptions::default(),
+            progress: None,
+        }
+    }
+
+    /// Starts a request whose params are serialised from `params`.
+    pub fn request_with<P: Serialize + ?Sized>(&self, method: impl Into<Cow<'static, str>>, params: &P) -> Request {
+        Request {
+            peer: self.clone(),
+            method: method.into(),
+            params: mcp_proto::jsonrpc::to_raw(params).map(Some),
+            opts: RequestOptions::default(),
+            progress: None,
+        }
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: impl Into<Cow<'static, str>>, params: Option<Box<RawValue>>) -> Result<(), Error> {
+        self.send(Command::Notify {
+            method: method.into(),
+            params,
+            related: None,
+        })
+    }
+
+    /// Sends a notification whose params are serialised from `params`.
+    pub fn notify_with<P: Serialize + ?Sized>(&self, method: impl Into<Cow<'static, str>>, params: &P) -> Result<(), Error> {
+        let params = mcp_proto::jsonrpc::to_raw(params)?;
+        self.notify(method, Some(params))
+    }
+
+    pub(crate) fn notify_related(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Box<RawValue>>,
+        related: Option<RequestId>,
+    ) -> Result<(), Error> {
+        self.send(Command::Notify {
+            method: method.into(),
+            params,
+            related,
+        })
+    }
+
+    /// Closes the connection gracefully.
+    pub fn close(&self) {
+        let _ = self.tx.unbounded_send(Command::Close);
+    }
+
+    pub(crate) fn send(&self, cmd: Command) -> Result<(), Error> {
+        self.tx
+            .unbounded_send(cmd)
+            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the connection is closed"))
+    }
+
+    fn next_key(&self) -> u64 {
+        self.shared.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// A request being prepared; await it for the raw result.
+#[must_use = "a request does nothing until awaited"]
+pub struct Request {
+    peer: Peer,
+    method: Cow<'static, str>,
+    params: Result<Option<Box<RawValue>>, Error>,
+    opts: RequestOptions,
+    progress: Option<ProgressFn>,
+}
+
+impl Request {
+    /// Sets the timeout (the core sends `notifications/cancelled` when it expires).
+    pub fn timeout(mut self, timeout: impl Into<Duration>) -> Self {
+        self.opts.timeout = Some(timeout.into());
+        self
+    }
+
+    /// Restarts the timeout whenever progress arrives, up to `max_total`.
+    pub fn reset_timeout_on_progress(mut self, max_total: Option<Duration>) -> Self {
+        self.opts.reset_timeout_on_progress = true;
+        self.opts.max_total_timeout = max_total;
+        self
+    }
+
+    /// Asks for progress and calls `f` with each report.
+    pub fn progress(mut self, f: impl FnMut(Progress) + Send + 'static) -> Self {
+        self.opts.progress = true;
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Marks the request as made on behalf of an inbound request (HTTP stream routing).
+    pub fn related_to(mut self, id: RequestId) -> Self {
+        self.opts.related_to = Some(id);
+        self
+    }
+
+    /// Awaits the result and deserialises it into `T`.
+    pub async fn typed<T: DeserializeOwned>(self) -> Result<T, Error> {
+        let raw = self.await?;
+        serde_json::from_str(raw.get())
+            .map_err(|e| Error::new(ErrorKind::ProtocolInvalid, format!("unexpected result shape: {e}")))
+    }
+}
+
+impl IntoFuture for Request {
+    type Output = Result<Box<RawValue>, Error>;
+    type IntoFuture = ResponseFuture;
+    fn into_future(self) -> ResponseFuture {
+        ResponseFuture {
+            state: State::Start(Some(self)),
+        }
+    }
+}
+
+enum State {
+    Start(Option<Request>),
+    Waiting {
+        peer: Peer,
+        key: u64,
+        rx: oneshot::Receiver<Result<Box<RawValue>, Error>>,
+    },
+    Done,
+}
+
+/// The future of a request's outcome. Dropping it before completion cancels the request.
+#[must_use = "a request does nothing until awaited"]
+pub struct ResponseFuture {
+    state: State,
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Box<RawValue>, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            match &mut self.state {
+                State::Start(req) => {
+                    let Some(req) = req.take() else {
+                        self.state = State::Done;
+                        continue;
+                    };
+                    let params = match req.params {
+                        Ok(p) => p,
+                        Err(e) => {
+                            self.state = State::Done;
+                            return Poll::Ready(Err(e));
+                        }
+                    };
+                    let (tx, rx) = oneshot::channel();
+                    let key = req.peer.next_key();
+                    let sent = req.peer.send(Command::Request {
+                        key,
+                        method: req.method,
+                        params,
+                        opts: req.opts,
+                        reply: tx,
+                        progress: req.progress,
+                    });
+                    if let Err(e) = sent {
+                        self.state = State::Done;
+                        return Poll::Ready(Err(e));
+                    }
+                    self.state = State::Waiting { peer: req.peer, key, rx };
+                }
+                State::Waiting { rx, .. } => {
+                    let out = match Pin::new(rx).poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Ok(r)) => r,
+                        Poll::Ready(Err(_)) => Err(Error::new(ErrorKind::TransportClosed, "the connection closed")),
+                    };
+                    self.state = State::Done;
+                    return Poll::Ready(out);
+                }
+                State::Done => {
+                    return Poll::Ready(Err(Error::new(ErrorKind::Internal, "polled after completion")));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ResponseFuture {
+    fn drop(&mut self) {
+        if let State::Waiting { peer, key, .. } = &self.state {
+            let _ = peer.tx.unbounded_send(Command::Cancel {
+                key: *key,
+                reason: Some("the caller dropped the request".into()),
+            });
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The inbound side of a connection: a [`Service`] answers the peer's requests and observes its
+//! notifications. The typed server and client are services; so can be anything else.
+
+use std::borrow::Cow;
+
+use mcp_proto::{Error, ProgressToken, RequestId};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::cancel::CancellationToken;
+use crate::peer::{Command, Peer, Request};
+use crate::runtime::BoxFuture;
+
+/// One inbound request, as handed to a [`Service`].
+#[derive(Debug)]
+pub struct IncomingRequest {
+    /// The method.
+    pub method: Cow<'static, str>,
+    /// Raw params.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// The context of one inbound request: report progress, log, ask the peer, observe
+/// cancellation.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    pub(crate) id: RequestId,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) peer: Peer,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl RequestContext {
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The peer's progress token, when it asked for progress.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
+    /// The peer.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Whether the peer cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the peer cancels the request. (The handler's future is also dropped on
+    /// cancellation; this is for work that outlives it, e.g. spawned tasks.)
+    pub fn cancelled(&self) -> crate::cancel::Cancelled {
+        self.cancel.cancelled()
+    }
+
+    /// The cancellation token of this request.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Reports progress (sent only if the peer asked for it; values must strictly increase).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), Error> {
+        if self.progress_token.is_none() {
+            return Ok(());
+        }
+        self.peer.send(Command::Progress {
+            id: self.id.clone(),
+            progress,
+            total,
+            message: message.map(String::from),
+            meta: None,
+        })
+    }
+
+    /// Reports progress carrying extra `_meta` (used for streamed tool content).
+    pub fn progress_with_meta(&self, progress: f64, message: Option<&str>, meta: Box<RawValue>) -> Result<(), Error> {
+        if self.progress_token.is_none() {
+            return Ok(());
+        }
+        self.peer.send(Command::Progress {
+            id: self.id.clone(),
+            progress,
+            total: None,
+            message: message.map(String::from),
+            meta: Some(meta),
+        })
+    }
+
+    /// Sends a notification tied to this request (it travels on this request's stream over
+    /// HTTP).
+    pub fn notify<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Result<(), Error> {
+        let params = mcp_proto::jsonrpc::to_raw(params)?;
+        self.peer.notify_related(method, Some(params), Some(self.id.clone()))
+    }
+
+    /// Sends a request to the peer on behalf of this request (sampling, elicitation, roots).
+    pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
+        self.peer.request_with(method, params).related_to(self.id.clone())
+    }
+}
+
+/// Answers inbound requests and observes notifications for one side of a connection.
+pub trait Service: Send + Sync + 'static {
+    /// The handshake completed; `peer` is ready for use.
+    fn on_ready(&self, _peer: &Peer) {}
+
+    /// Answers one request. The future is dropped if the peer cancels the request.
+    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>>;
+
+    /// Observes one notification (cancellation and progress are handled by the connection).
+    fn handle_notification(&self, _method: &str, _params: Option<&RawValue>, _peer: &Peer) {}
+
+    /// The connection ended.
+    fn on_closed(&self, _peer: &Peer) {}
+}
+
+/// A service that refuses every request with `-32601`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoService;
+
+impl Service for NoService {
+    fn handle_request(&self, request: IncomingRequest, _cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+        let e = Error::method_not_found(&request.method);
+        Box::pin(async move { Err(e) })
+    }
+}
