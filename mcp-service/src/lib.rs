@@ -24,3 +24,8 @@ pub mod telemetry;
 
 pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};
+pub mod client;
+pub mod server;
+
+pub use client::{Client, ClientOptions};
+pub use server::{Server, ServerBuilder};
