@@ -215,6 +215,8 @@ pub enum Event {
         total: Option<f64>,
         /// Message, if any.
         message: Option<String>,
+        /// The notification's `_meta`, if any (e.g. partial results).
+        meta: Option<Box<RawValue>>,
     },
     /// The peer cancelled one of its requests; do not answer it.
     Cancelled {
@@ -1451,6 +1453,8 @@ impl Session {
             progress: f64,
             total: Option<f64>,
             message: Option<String>,
+            #[serde(rename = "_meta")]
+            meta: Option<Box<RawValue>>,
         }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p.get()).ok()) else {
             self.events.push_back(Event::InvalidMessage(Error::invalid_params(
@@ -1478,6 +1482,7 @@ impl Session {
             progress: p.progress,
             total: p.total,
             message: p.message,
+            meta: p.meta,
         });
     }
 

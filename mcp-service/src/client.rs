@@ -1,25 +1,142 @@
-//! The typed client (work in progress: entry points first).
+//! The typed client: connect, list and call, subscribe, and answer the server's sampling,
+//! elicitation and roots requests.
+//!
+//! Dropping a call's future cancels it on the wire (`notifications/cancelled`). The client
+//! closes its connection when the last clone is dropped (or on [`Client::close`]).
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
 
+use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use futures_core::Stream;
+use mcp_proto::schema::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Content, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, GetPromptRequestParams, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, ResourceUpdatedNotificationParams, Root, SetLevelRequestParams,
+    SubscribeRequestParams, Tool,
+};
 use mcp_proto::session::{Config, Session};
-use mcp_proto::{Error, ErrorKind};
+use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::connection::{ByteStream, connection};
-use crate::peer::{Peer, PeerInfo};
-use crate::runtime::Runtime;
-use crate::service::NoService;
+use crate::peer::{Peer, PeerInfo, Progress, Request, ResponseFuture};
+use crate::runtime::{BoxFuture, Runtime};
+use crate::server::PARTIAL_CONTENT_META;
+use crate::service::{IncomingRequest, RequestContext, Service};
+use crate::telemetry::Telemetry;
 
-/// Options of a client connection.
-#[derive(Clone, Debug)]
+type SamplingFn =
+    dyn Fn(CreateMessageRequestParams, RequestContext) -> BoxFuture<Result<CreateMessageResult, Error>> + Send + Sync;
+type ElicitFn = dyn Fn(ElicitRequestParams, RequestContext) -> BoxFuture<Result<ElicitResult, Error>> + Send + Sync;
+
+/// Options of a client connection: identity, handlers for server requests, limits.
+#[derive(Clone)]
 pub struct ClientOptions {
+    info: Implementation,
     config: Config,
+    sampling: Option<Arc<SamplingFn>>,
+    elicitation: Option<Arc<ElicitFn>>,
+    roots: Option<Arc<RwLock<Vec<Root>>>>,
+    telemetry: Telemetry,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions").field("info", &self.info).finish_non_exhaustive()
+    }
 }
 
 impl ClientOptions {
     /// A client named `name` at `version`.
     pub fn new(name: &str, version: &str) -> Self {
-        ClientOptions { config: Config::new(name, version) }
+        ClientOptions {
+            info: Implementation {
+                name: name.to_owned(),
+                version: version.to_owned(),
+                ..Default::default()
+            },
+            config: Config::new(name, version),
+            sampling: None,
+            elicitation: None,
+            roots: None,
+            telemetry: Telemetry::default(),
+        }
+    }
+
+    /// Answers the server's `sampling/createMessage` requests (declares `sampling`).
+    pub fn sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, Error>> + Send + 'static,
+    {
+        self.sampling = Some(Arc::new(move |p, cx| Box::pin(f(p, cx))));
+        self
+    }
+
+    /// Answers the server's `elicitation/create` requests (declares `elicitation`).
+    pub fn elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, Error>> + Send + 'static,
+    {
+        self.elicitation = Some(Arc::new(move |p, cx| Box::pin(f(p, cx))));
+        self
+    }
+
+    /// Exposes roots (declares `roots` with `listChanged`); change them with
+    /// [`Client::set_roots`].
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = Some(Arc::new(RwLock::new(roots)));
+        self
+    }
+
+    /// Default timeout of requests (default 60 s; `None` for none).
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// Restricts the protocol versions the client speaks (it asks for the latest).
+    pub fn versions(mut self, versions: &[ProtocolVersion]) -> Self {
+        self.config.versions = versions.to_vec();
+        self
+    }
+
+    /// Sets the telemetry hub.
+    pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Sets the largest accepted message.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.config.max_message_size = bytes;
+        self
+    }
+
+    fn session_config(&self) -> Result<Config, Error> {
+        let mut caps = Map::new();
+        if self.sampling.is_some() {
+            caps.insert("sampling".into(), Value::Object(Map::new()));
+        }
+        if self.elicitation.is_some() {
+            caps.insert("elicitation".into(), Value::Object(Map::new()));
+        }
+        if self.roots.is_some() {
+            caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
+        }
+        let mut config = self.config.clone();
+        config.capabilities = mcp_proto::jsonrpc::to_raw(&caps)?;
+        config.info = mcp_proto::jsonrpc::to_raw(&self.info)?;
+        Ok(config)
     }
 }
 
@@ -29,19 +146,198 @@ impl Default for ClientOptions {
     }
 }
 
+/// A server notification, as delivered by [`Client::notifications`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated(ResourceUpdatedNotificationParams),
+    /// `notifications/message`.
+    Log(LoggingMessageNotificationParams),
+    /// Anything else.
+    Other {
+        /// Method.
+        method: String,
+        /// Raw params.
+        params: Option<Box<RawValue>>,
+    },
+}
+
+#[derive(Default)]
+struct Caches {
+    tools: Option<Vec<Tool>>,
+    resources: Option<Vec<Resource>>,
+    prompts: Option<Vec<Prompt>>,
+}
+
+#[derive(Default)]
+struct Fanout {
+    notifications: Vec<UnboundedSender<ServerNotification>>,
+    logs: Vec<UnboundedSender<LoggingMessageNotificationParams>>,
+    updates: HashMap<String, Vec<UnboundedSender<ResourceUpdatedNotificationParams>>>,
+}
+
+struct ClientState {
+    caches: Mutex<Caches>,
+    fanout: Mutex<Fanout>,
+}
+
+struct ClientService {
+    state: Arc<ClientState>,
+    sampling: Option<Arc<SamplingFn>>,
+    elicitation: Option<Arc<ElicitFn>>,
+    roots: Option<Arc<RwLock<Vec<Root>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Service for ClientService {
+    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+        let params = request.params;
+        let parse_err = |e: serde_json::Error| Error::invalid_params(format!("invalid params: {e}"));
+        match &*request.method {
+            "sampling/createMessage" => match (&self.sampling, params) {
+                (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
+                    Ok(p) => {
+                        let fut = f(p, cx);
+                        Box::pin(async move { mcp_proto::jsonrpc::to_raw(&fut.await?) })
+                    }
+                    Err(e) => {
+                        let e = parse_err(e);
+                        Box::pin(async move { Err(e) })
+                    }
+                },
+                (Some(_), None) => Box::pin(async { Err(Error::invalid_params("missing params")) }),
+                (None, _) => Box::pin(async { Err(Error::method_not_found("sampling/createMessage")) }),
+            },
+            "elicitation/create" => match (&self.elicitation, params) {
+                (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
+                    Ok(p) => {
+                        let fut = f(p, cx);
+                        Box::pin(async move { mcp_proto::jsonrpc::to_raw(&fut.await?) })
+                    }
+                    Err(e) => {
+                        let e = parse_err(e);
+                        Box::pin(async move { Err(e) })
+                    }
+                },
+                (Some(_), None) => Box::pin(async { Err(Error::invalid_params("missing params")) }),
+                (None, _) => Box::pin(async { Err(Error::method_not_found("elicitation/create")) }),
+            },
+            "roots/list" => {
+                let r = match &self.roots {
+                    Some(roots) => {
+                        let roots = roots.read().unwrap_or_else(|e| e.into_inner()).clone();
+                        mcp_proto::jsonrpc::to_raw(&ListRootsResult { roots, meta: None })
+                    }
+                    None => Err(Error::method_not_found("roots/list")),
+                };
+                Box::pin(async move { r })
+            }
+            other => {
+                let e = Error::method_not_found(other);
+                Box::pin(async move { Err(e) })
+            }
+        }
+    }
+
+    fn handle_notification(&self, method: &str, params: Option<&RawValue>, _peer: &Peer) {
+        let note = match method {
+            "notifications/tools/list_changed" => {
+                lock(&self.state.caches).tools = None;
+                ServerNotification::ToolsListChanged
+            }
+            "notifications/resources/list_changed" => {
+                lock(&self.state.caches).resources = None;
+                ServerNotification::ResourcesListChanged
+            }
+            "notifications/prompts/list_changed" => {
+                lock(&self.state.caches).prompts = None;
+                ServerNotification::PromptsListChanged
+            }
+            "notifications/resources/updated" => {
+                match params.and_then(|p| serde_json::from_str::<ResourceUpdatedNotificationParams>(p.get()).ok()) {
+                    Some(u) => {
+                        let mut f = lock(&self.state.fanout);
+                        if let Some(subs) = f.updates.get_mut(&u.uri) {
+                            subs.retain(|s| s.unbounded_send(u.clone()).is_ok());
+                        }
+                        ServerNotification::ResourceUpdated(u)
+                    }
+                    None => return,
+                }
+            }
+            "notifications/message" => {
+                match params.and_then(|p| serde_json::from_str::<LoggingMessageNotificationParams>(p.get()).ok()) {
+                    Some(m) => {
+                        lock(&self.state.fanout).logs.retain(|s| s.unbounded_send(m.clone()).is_ok());
+                        ServerNotification::Log(m)
+                    }
+                    None => return,
+                }
+            }
+            other => ServerNotification::Other {
+                method: other.to_owned(),
+                params: params.map(ToOwned::to_owned),
+            },
+        };
+        lock(&self.state.fanout)
+            .notifications
+            .retain(|s| s.unbounded_send(note.clone()).is_ok());
+    }
+}
+
+struct Guard {
+    peer: Peer,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.peer.close();
+    }
+}
+
 /// A connected MCP client. Cheap to clone; the connection closes when the last clone drops.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Client {
     peer: Peer,
     server: PeerInfo,
+    state: Arc<ClientState>,
+    roots: Option<Arc<RwLock<Vec<Root>>>>,
+    _guard: Arc<Guard>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("server", &self.server.info.get()).finish_non_exhaustive()
+    }
 }
 
 impl Client {
     /// Connects over `transport`: the connection task is spawned on `rt`, the handshake runs,
     /// and the client is returned once the server answered.
     pub async fn connect<R: Runtime>(rt: R, transport: ByteStream, options: ClientOptions) -> Result<Client, Error> {
-        let session = Session::client(options.config);
-        let (peer, conn, ready) = connection(rt.clone(), session, transport, Arc::new(NoService), Default::default());
+        let config = options.session_config()?;
+        let state = Arc::new(ClientState {
+            caches: Mutex::new(Caches::default()),
+            fanout: Mutex::new(Fanout::default()),
+        });
+        let service = ClientService {
+            state: state.clone(),
+            sampling: options.sampling,
+            elicitation: options.elicitation,
+            roots: options.roots.clone(),
+        };
+        let session = Session::client(config);
+        let (peer, conn, ready) = connection(rt.clone(), session, transport, Arc::new(service), options.telemetry);
         rt.spawn(Box::pin(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(target: "mcp", error = %e, "client connection ended with an error");
@@ -50,7 +346,13 @@ impl Client {
         let server = ready
             .await
             .map_err(|_| Error::new(ErrorKind::TransportClosed, "the connection closed during the handshake"))??;
-        Ok(Client { peer, server })
+        Ok(Client {
+            _guard: Arc::new(Guard { peer: peer.clone() }),
+            peer,
+            server,
+            state,
+            roots: options.roots,
+        })
     }
 
     /// The server's info from the handshake.
@@ -58,13 +360,384 @@ impl Client {
         &self.server
     }
 
+    /// The server's instructions.
+    pub fn instructions(&self) -> Option<&str> {
+        self.server.instructions.as_deref()
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.server.version
+    }
+
     /// The underlying peer handle (raw requests and notifications).
     pub fn peer(&self) -> &Peer {
         &self.peer
     }
 
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.peer.is_closed()
+    }
+
     /// Closes the connection gracefully.
     pub fn close(&self) {
         self.peer.close();
+    }
+
+    /// `ping`.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.peer.request("ping", None).await.map(|_| ())
+    }
+
+    async fn page<T: serde::de::DeserializeOwned>(&self, method: &'static str, cursor: Option<String>) -> Result<T, Error> {
+        let params = PaginatedRequestParams { cursor, meta: None };
+        self.peer.request_with(method, &params).typed().await
+    }
+
+    /// `tools/list`, every page.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page: ListToolsResult = self.page("tools/list", cursor).await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// The tools, cached until the server says the list changed.
+    pub async fn tools(&self) -> Result<Vec<Tool>, Error> {
+        if let Some(t) = lock(&self.state.caches).tools.clone() {
+            return Ok(t);
+        }
+        let tools = self.list_tools().await?;
+        lock(&self.state.caches).tools = Some(tools.clone());
+        Ok(tools)
+    }
+
+    /// `tools/call` with JSON arguments. Await it, or add `.progress(..)` / `.timeout(..)`.
+    pub fn call_tool(&self, name: &str, arguments: Value) -> ToolCall {
+        let arguments = match arguments {
+            Value::Object(m) => Some(m),
+            Value::Null => None,
+            other => {
+                let mut m = Map::new();
+                m.insert("value".into(), other);
+                Some(m)
+            }
+        };
+        let params = CallToolRequestParams {
+            name: name.to_owned(),
+            arguments,
+            task: None,
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        };
+        ToolCall {
+            request: self.peer.request_with("tools/call", &params),
+        }
+    }
+
+    /// `tools/call`, yielding streamed content items as they arrive, then the final result.
+    pub fn call_tool_stream(&self, name: &str, arguments: Value) -> ToolStream {
+        let (tx, rx) = mpsc::unbounded();
+        let call = self
+            .call_tool(name, arguments)
+            .progress(move |p: Progress| {
+                if let Some(items) = p.meta.as_ref().and_then(|m| {
+                    serde_json::from_str::<BTreeMap<String, Value>>(m.get())
+                        .ok()
+                        .and_then(|mut m| m.remove(PARTIAL_CONTENT_META))
+                        .and_then(|v| serde_json::from_value::<Vec<Content>>(v).ok())
+                }) {
+                    for item in items {
+                        let _ = tx.unbounded_send(item);
+                    }
+                }
+            });
+        ToolStream {
+            partial: rx,
+            partial_open: true,
+            delivered: 0,
+            call: Some(Box::pin(call.into_future())),
+            result: None,
+            done: false,
+        }
+    }
+
+    /// `resources/list`, every page.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page: ListResourcesResult = self.page("resources/list", cursor).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// The resources, cached until the server says the list changed.
+    pub async fn resources(&self) -> Result<Vec<Resource>, Error> {
+        if let Some(r) = lock(&self.state.caches).resources.clone() {
+            return Ok(r);
+        }
+        let r = self.list_resources().await?;
+        lock(&self.state.caches).resources = Some(r.clone());
+        Ok(r)
+    }
+
+    /// `resources/templates/list`, every page.
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page: ListResourceTemplatesResult = self.page("resources/templates/list", cursor).await?;
+            all.extend(page.resource_templates);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let params = ReadResourceRequestParams {
+            uri: uri.to_owned(),
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        };
+        self.peer.request_with("resources/read", &params).typed().await
+    }
+
+    /// `resources/subscribe`; the stream yields each `resources/updated` for `uri`. Dropping it
+    /// does not unsubscribe on the server; call [`unsubscribe`](Self::unsubscribe).
+    pub async fn subscribe(&self, uri: &str) -> Result<UnboundedReceiver<ResourceUpdatedNotificationParams>, Error> {
+        let (tx, rx) = mpsc::unbounded();
+        lock(&self.state.fanout).updates.entry(uri.to_owned()).or_default().push(tx);
+        let params = SubscribeRequestParams {
+            uri: uri.to_owned(),
+            meta: None,
+        };
+        if let Err(e) = self.peer.request_with("resources/subscribe", &params).await {
+            lock(&self.state.fanout).updates.remove(uri);
+            return Err(e);
+        }
+        Ok(rx)
+    }
+
+    /// `resources/unsubscribe` (ends the update streams of `uri`).
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        lock(&self.state.fanout).updates.remove(uri);
+        let params = SubscribeRequestParams {
+            uri: uri.to_owned(),
+            meta: None,
+        };
+        self.peer.request_with("resources/unsubscribe", &params).await.map(|_| ())
+    }
+
+    /// `prompts/list`, every page.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page: ListPromptsResult = self.page("prompts/list", cursor).await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// The prompts, cached until the server says the list changed.
+    pub async fn prompts(&self) -> Result<Vec<Prompt>, Error> {
+        if let Some(p) = lock(&self.state.caches).prompts.clone() {
+            return Ok(p);
+        }
+        let p = self.list_prompts().await?;
+        lock(&self.state.caches).prompts = Some(p.clone());
+        Ok(p)
+    }
+
+    /// `prompts/get`.
+    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult, Error> {
+        let params = GetPromptRequestParams {
+            name: name.to_owned(),
+            arguments: Some(arguments),
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        };
+        self.peer.request_with("prompts/get", &params).typed().await
+    }
+
+    /// `completion/complete`.
+    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, Error> {
+        self.peer.request_with("completion/complete", &params).typed().await
+    }
+
+    /// `logging/setLevel`.
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        let params = SetLevelRequestParams { level, meta: None };
+        self.peer.request_with("logging/setLevel", &params).await.map(|_| ())
+    }
+
+    /// A stream of the server's log messages.
+    pub fn log_messages(&self) -> UnboundedReceiver<LoggingMessageNotificationParams> {
+        let (tx, rx) = mpsc::unbounded();
+        lock(&self.state.fanout).logs.push(tx);
+        rx
+    }
+
+    /// A stream of every server notification.
+    pub fn notifications(&self) -> UnboundedReceiver<ServerNotification> {
+        let (tx, rx) = mpsc::unbounded();
+        lock(&self.state.fanout).notifications.push(tx);
+        rx
+    }
+
+    /// Replaces the roots and tells the server (`notifications/roots/list_changed`).
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
+        let Some(r) = &self.roots else {
+            return Err(Error::invalid_request("the client was not configured with roots"));
+        };
+        *r.write().unwrap_or_else(|e| e.into_inner()) = roots;
+        self.peer.notify("notifications/roots/list_changed", None)
+    }
+
+    /// A raw request with serialisable params.
+    pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
+        self.peer.request_with(method, params)
+    }
+}
+
+/// A `tools/call` in preparation.
+#[must_use = "a tool call does nothing until awaited"]
+pub struct ToolCall {
+    request: Request,
+}
+
+impl ToolCall {
+    /// Calls `f` with each progress report.
+    pub fn progress(mut self, f: impl FnMut(Progress) + Send + 'static) -> Self {
+        self.request = self.request.progress(f);
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: impl Into<Duration>) -> Self {
+        self.request = self.request.timeout(timeout);
+        self
+    }
+
+    /// Restarts the timeout on progress, up to `max_total`.
+    pub fn reset_timeout_on_progress(mut self, max_total: Option<Duration>) -> Self {
+        self.request = self.request.reset_timeout_on_progress(max_total);
+        self
+    }
+}
+
+/// The future of a tool call.
+pub struct ToolCallFuture {
+    inner: ResponseFuture,
+}
+
+impl Future for ToolCallFuture {
+    type Output = Result<CallToolResult, Error>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match Pin::new(&mut self.inner).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(r) => Poll::Ready(r.and_then(|raw| {
+                serde_json::from_str(raw.get())
+                    .map_err(|e| Error::new(ErrorKind::ProtocolInvalid, format!("unexpected tool result: {e}")))
+            })),
+        }
+    }
+}
+
+impl IntoFuture for ToolCall {
+    type Output = Result<CallToolResult, Error>;
+    type IntoFuture = ToolCallFuture;
+    fn into_future(self) -> ToolCallFuture {
+        ToolCallFuture {
+            inner: self.request.into_future(),
+        }
+    }
+}
+
+/// One item of [`Client::call_tool_stream`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ToolStreamItem {
+    /// A content item streamed before the result.
+    Partial(Content),
+    /// The final result (its content repeats the streamed items, then any further ones).
+    Done(Result<CallToolResult, Error>),
+}
+
+/// The stream of a streaming tool call. Dropping it cancels the call.
+pub struct ToolStream {
+    partial: UnboundedReceiver<Content>,
+    partial_open: bool,
+    delivered: usize,
+    call: Option<Pin<Box<ToolCallFuture>>>,
+    result: Option<Result<CallToolResult, Error>>,
+    done: bool,
+}
+
+impl ToolStream {
+    /// How many partial items were delivered so far.
+    pub fn delivered(&self) -> usize {
+        self.delivered
+    }
+}
+
+impl Stream for ToolStream {
+    type Item = ToolStreamItem;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ToolStreamItem>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if self.partial_open {
+            match Pin::new(&mut self.partial).poll_next(cx) {
+                Poll::Ready(Some(item)) => {
+                    self.delivered += 1;
+                    return Poll::Ready(Some(ToolStreamItem::Partial(item)));
+                }
+                Poll::Ready(None) => self.partial_open = false,
+                Poll::Pending => {}
+            }
+        }
+        if self.result.is_none() {
+            let Some(call) = self.call.as_mut() else {
+                self.done = true;
+                return Poll::Ready(None);
+            };
+            match call.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(r) => {
+                    self.call = None;
+                    self.result = Some(r);
+                }
+            }
+        }
+        // Progress notifications precede the response on the wire, so every partial item is
+        // already queued: deliver those first, then the result.
+        if let Ok(item) = self.partial.try_recv() {
+            self.delivered += 1;
+            return Poll::Ready(Some(ToolStreamItem::Partial(item)));
+        }
+        self.done = true;
+        Poll::Ready(self.result.take().map(ToolStreamItem::Done))
     }
 }

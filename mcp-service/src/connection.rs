@@ -335,6 +335,7 @@ impl<R: Runtime> Connection<R> {
                 progress,
                 total,
                 message,
+                meta,
             } => {
                 if let Some(w) = self.waiters.get_mut(&id)
                     && let Some(f) = w.progress.as_mut()
@@ -343,7 +344,7 @@ impl<R: Runtime> Connection<R> {
                         progress,
                         total,
                         message,
-                        params: None,
+                        meta,
                     });
                 }
             }

@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod service;
 
 pub use cancel::CancellationToken;
+pub use mcp_proto::schema;
 pub use mcp_proto::{Error, ErrorKind};
 pub use peer::{Peer, PeerInfo, Progress};
 pub use runtime::{BoxFuture, Clock, Runtime};

@@ -28,8 +28,8 @@ pub struct Progress {
     pub total: Option<f64>,
     /// Message, if any.
     pub message: Option<String>,
-    /// The raw params of the progress notification (for `_meta`, e.g. streamed content).
-    pub params: Option<Box<RawValue>>,
+    /// The notification's `_meta` (e.g. streamed tool content).
+    pub meta: Option<Box<RawValue>>,
 }
 
 /// A progress callback.

@@ -1,51 +1,1239 @@
-//! The typed server (work in progress: entry points first).
+//! The typed server: register tools, resources, resource templates, prompts and a completion
+//! handler; serve any number of connections.
+//!
+//! ```no_run
+//! use mcp_service::server::{Server, ToolContext};
+//! use mcp_service::schema::{CallToolResult, Tool};
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct EchoArgs { text: String }
+//!
+//! let server = Server::builder("demo", "1.0")
+//!     .tool(
+//!         Tool::new("echo", mcp_service::server::schema_of(serde_json::json!({
+//!             "type": "object",
+//!             "properties": {"text": {"type": "string"}},
+//!             "required": ["text"]
+//!         }))),
+//!         |args: EchoArgs, _cx: ToolContext| async move { Ok(CallToolResult::text(args.text)) },
+//!     )
+//!     .build();
+//! ```
+//!
+//! Handlers are plain async closures. They run concurrently on their connection's task and are
+//! dropped when the caller cancels; spawn CPU-heavy work elsewhere. Registries can change at
+//! runtime ([`Server::add_tool`], [`Server::remove_tool`], …): connected clients get the
+//! matching `list_changed` notification. [`Server::resource_updated`] notifies only the
+//! connections subscribed to that URI.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-use mcp_proto::Error;
+use mcp_proto::schema::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, GetPromptRequestParams,
+    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListRootsResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParams,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
+};
 use mcp_proto::session::{Config, Session};
+use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::connection::{ByteStream, connection};
-use crate::runtime::Runtime;
-use crate::service::{IncomingRequest, NoService, RequestContext, Service};
+use crate::peer::Peer;
+use crate::runtime::{BoxFuture, Runtime};
+use crate::service::{IncomingRequest, RequestContext, Service};
+use crate::telemetry::Telemetry;
 
-/// An MCP server: tools, resources, prompts and their handlers. Cheap to clone; serves any
-/// number of connections.
+/// The `_meta` key under which streamed tool content travels in progress notifications.
+pub const PARTIAL_CONTENT_META: &str = "rs.mcp/partialContent";
+
+/// Turns a `serde_json::Value` object into a JSON Schema object (anything else becomes
+/// `{"type":"object"}`).
+pub fn schema_of(value: Value) -> JsonObject {
+    match value {
+        Value::Object(m) => m,
+        _ => {
+            let mut m = Map::new();
+            m.insert("type".into(), Value::String("object".into()));
+            m
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------- contexts
+
+/// What a server handler gets: the request context plus server-side helpers.
+#[derive(Clone)]
+pub struct ToolContext {
+    request: RequestContext,
+    conn: Arc<ConnState>,
+    streamed: Arc<Mutex<Vec<Content>>>,
+    stream_seq: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext").field("id", self.request.id()).finish_non_exhaustive()
+    }
+}
+
+/// The context of resource, prompt and completion handlers (same helpers as tools).
+pub type HandlerContext = ToolContext;
+
+impl ToolContext {
+    /// The request's id.
+    pub fn request_id(&self) -> &RequestId {
+        self.request.id()
+    }
+
+    /// The underlying request context.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+
+    /// The client.
+    pub fn peer(&self) -> &Peer {
+        self.request.peer()
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.request.peer().protocol_version()
+    }
+
+    /// Whether the client cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.request.is_cancelled()
+    }
+
+    /// Completes when the client cancels the call.
+    pub fn cancelled(&self) -> crate::cancel::Cancelled {
+        self.request.cancelled()
+    }
+
+    /// Reports progress (only sent when the client asked for it).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), Error> {
+        self.request.progress(progress, total, message)
+    }
+
+    /// Streams one content item to the caller now; it is also part of the final result.
+    /// Clients of this crate see it at once through `call_tool_stream`; other clients see an
+    /// ordinary progress notification and the complete result at the end.
+    pub fn stream(&self, item: Content) -> Result<(), Error> {
+        let seq = self.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.request.progress_token().is_some() {
+            let mut meta = Map::new();
+            meta.insert(PARTIAL_CONTENT_META.into(), serde_json::to_value(vec![&item]).unwrap_or(Value::Null));
+            let meta = mcp_proto::jsonrpc::to_raw(&meta)?;
+            self.request
+                .progress_with_meta(seq as f64, Some(&format!("partial result {seq}")), meta)?;
+        }
+        self.streamed.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+        Ok(())
+    }
+
+    /// Sends a log message (`notifications/message`) if the client's level admits it.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Serialize) -> Result<(), Error> {
+        if !self.conn.admits(level) {
+            return Ok(());
+        }
+        let params = LoggingMessageNotificationParams {
+            level,
+            logger: logger.map(String::from),
+            data: serde_json::to_value(data).map_err(|e| Error::internal(e.to_string()))?,
+            meta: None,
+        };
+        self.request.notify("notifications/message", &params)
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`).
+    pub async fn create_message(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, Error> {
+        self.request.request("sampling/createMessage", &params).typed().await
+    }
+
+    /// Asks the user for input (`elicitation/create`).
+    pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+        self.request.request("elicitation/create", &params).typed().await
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
+        self.request
+            .request("roots/list", &serde_json::json!({}))
+            .typed()
+            .await
+    }
+}
+
+// ---------------------------------------------------------------------------------- handlers
+
+/// Something a tool handler may return.
+pub trait IntoToolResult {
+    /// Converts into a `CallToolResult`.
+    fn into_tool_result(self) -> Result<CallToolResult, Error>;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for Content {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(CallToolResult::with_content(vec![self]))
+    }
+}
+
+impl IntoToolResult for Vec<Content> {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(CallToolResult::with_content(self))
+    }
+}
+
+impl IntoToolResult for Value {
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        Ok(CallToolResult::structured(self))
+    }
+}
+
+type ToolFn = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync;
+type ResourceFn = dyn Fn(String, HashMap<String, String>, ToolContext) -> BoxFuture<Result<Vec<ResourceContents>, Error>>
+    + Send
+    + Sync;
+type PromptFn = dyn Fn(BTreeMap<String, String>, ToolContext) -> BoxFuture<Result<GetPromptResult, Error>> + Send + Sync;
+type CompleteFn = dyn Fn(CompleteRequestParams, ToolContext) -> BoxFuture<Result<Completion, Error>> + Send + Sync;
+type CustomFn = dyn Fn(Option<Box<RawValue>>, ToolContext) -> BoxFuture<Result<Box<RawValue>, Error>> + Send + Sync;
+
+/// What an authorizer sees.
+#[derive(Debug)]
+pub struct AuthRequest<'a> {
+    /// The method called.
+    pub method: &'a str,
+    /// Its raw params.
+    pub params: Option<&'a RawValue>,
+    /// The connection number.
+    pub connection: u64,
+    /// The client's `Implementation` (after the handshake).
+    pub client_info: Option<&'a RawValue>,
+}
+
+type AuthorizerFn = dyn Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync;
+
+struct ToolEntry {
+    tool: Tool,
+    handler: Arc<ToolFn>,
+}
+
+struct ResourceEntry {
+    resource: Resource,
+    handler: Arc<ResourceFn>,
+}
+
+struct TemplateEntry {
+    template: ResourceTemplate,
+    matcher: UriTemplate,
+    handler: Arc<ResourceFn>,
+}
+
+struct PromptEntry {
+    prompt: Prompt,
+    handler: Arc<PromptFn>,
+}
+
+#[derive(Default)]
+struct Registry {
+    tools: BTreeMap<String, Arc<ToolEntry>>,
+    resources: BTreeMap<String, Arc<ResourceEntry>>,
+    templates: BTreeMap<String, Arc<TemplateEntry>>,
+    prompts: BTreeMap<String, Arc<PromptEntry>>,
+}
+
+/// Per-connection state.
+struct ConnState {
+    peer: Peer,
+    level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<HashSet<String>>,
+    ready: std::sync::atomic::AtomicBool,
+}
+
+impl ConnState {
+    fn admits(&self, level: LoggingLevel) -> bool {
+        match *self.level.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => true,
+            Some(min) => level_rank(level) >= level_rank(min),
+        }
+    }
+}
+
+fn level_rank(l: LoggingLevel) -> u8 {
+    match l {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+        #[allow(unreachable_patterns)]
+        _ => 1,
+    }
+}
+
+struct Inner {
+    config: Config,
+    registry: RwLock<Registry>,
+    completion: Option<Arc<CompleteFn>>,
+    custom: HashMap<String, Arc<CustomFn>>,
+    authorizer: Option<Arc<AuthorizerFn>>,
+    page_size: usize,
+    connections: Mutex<HashMap<u64, Arc<ConnState>>>,
+    telemetry: Telemetry,
+}
+
+/// An MCP server. Cheap to clone; serves any number of connections.
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    config: Config,
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").finish_non_exhaustive()
+    }
 }
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
+    info: Implementation,
     config: Config,
+    registry: Registry,
+    completion: Option<Arc<CompleteFn>>,
+    custom: HashMap<String, Arc<CustomFn>>,
+    authorizer: Option<Arc<AuthorizerFn>>,
+    page_size: usize,
+    telemetry: Telemetry,
+    error: Option<Error>,
+}
+
+fn boxed_tool<T, F, Fut, R>(handler: F) -> Arc<ToolFn>
+where
+    T: DeserializeOwned + Send + 'static,
+    F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    Arc::new(move |args: Map<String, Value>, cx: ToolContext| -> BoxFuture<Result<CallToolResult, Error>> {
+        let version = cx.protocol_version();
+        match serde_json::from_value::<T>(Value::Object(args)) {
+            Ok(args) => {
+                let fut = handler(args, cx);
+                Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
+            }
+            Err(e) => {
+                let msg = format!("invalid arguments: {e}");
+                // 2025-11-25 and later report input validation failures as tool results.
+                let as_result = version.is_none_or(|v| v >= ProtocolVersion::V2025_11_25);
+                Box::pin(async move {
+                    if as_result {
+                        Ok(CallToolResult::error(msg))
+                    } else {
+                        Err(Error::invalid_params(msg))
+                    }
+                })
+            }
+        }
+    })
+}
+
+fn boxed_resource<F, Fut>(handler: F) -> Arc<ResourceFn>
+where
+    F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+{
+    Arc::new(move |uri, vars, cx| Box::pin(handler(uri, vars, cx)))
+}
+
+fn boxed_prompt<F, Fut>(handler: F) -> Arc<PromptFn>
+where
+    F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+{
+    Arc::new(move |args, cx| Box::pin(handler(args, cx)))
+}
+
+impl ServerBuilder {
+    fn duplicate(&mut self, what: &str, name: &str) {
+        if self.error.is_none() {
+            self.error = Some(Error::new(
+                ErrorKind::DuplicateRegistration,
+                format!("{what} `{name}` is registered twice"),
+            ));
+        }
+    }
+
+    /// Sets the human-readable title of the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the instructions sent to clients at initialization.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the page size of list results (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// Sets the largest accepted message (default 16 MiB).
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.config.max_message_size = bytes;
+        self
+    }
+
+    /// Sets the most requests a client may have in flight (default 1024).
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.config.max_inbound_in_flight = n;
+        self
+    }
+
+    /// Sets the timeout of requests the server sends (sampling, elicitation, roots).
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// Restricts the protocol versions the server speaks.
+    pub fn versions(mut self, versions: &[ProtocolVersion]) -> Self {
+        self.config.versions = versions.to_vec();
+        self
+    }
+
+    /// Registers a tool whose arguments deserialise into `T`.
+    pub fn tool<T, F, Fut, R>(mut self, tool: Tool, handler: F) -> Self
+    where
+        T: DeserializeOwned + Send + 'static,
+        F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let name = tool.name.clone();
+        if self.registry.tools.contains_key(&name) {
+            self.duplicate("tool", &name);
+        } else {
+            self.registry.tools.insert(
+                name,
+                Arc::new(ToolEntry {
+                    tool,
+                    handler: boxed_tool(handler),
+                }),
+            );
+        }
+        self
+    }
+
+    /// Registers a resource with a fixed URI; the handler gets the URI.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+    {
+        let uri = resource.uri.clone();
+        if self.registry.resources.contains_key(&uri) {
+            self.duplicate("resource", &uri);
+        } else {
+            let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
+            self.registry.resources.insert(uri, Arc::new(ResourceEntry { resource, handler }));
+        }
+        self
+    }
+
+    /// Registers a resource template (RFC 6570 `{var}` expressions); the handler gets the URI
+    /// and the variables.
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+    {
+        let key = template.uri_template.clone();
+        if self.registry.templates.contains_key(&key) {
+            self.duplicate("resource template", &key);
+        } else {
+            let matcher = UriTemplate::parse(&key);
+            self.registry.templates.insert(
+                key,
+                Arc::new(TemplateEntry {
+                    template,
+                    matcher,
+                    handler: boxed_resource(handler),
+                }),
+            );
+        }
+        self
+    }
+
+    /// Registers a prompt; the handler gets the arguments (required ones are checked first).
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+    {
+        let name = prompt.name.clone();
+        if self.registry.prompts.contains_key(&name) {
+            self.duplicate("prompt", &name);
+        } else {
+            self.registry.prompts.insert(
+                name,
+                Arc::new(PromptEntry {
+                    prompt,
+                    handler: boxed_prompt(handler),
+                }),
+            );
+        }
+        self
+    }
+
+    /// Sets the completion handler (`completion/complete`).
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, Error>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |p, cx| Box::pin(handler(p, cx))));
+        self
+    }
+
+    /// Handles a custom (extension) method with raw params and result.
+    pub fn method<F, Fut>(mut self, method: &str, handler: F) -> Self
+    where
+        F: Fn(Option<Box<RawValue>>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Box<RawValue>, Error>> + Send + 'static,
+    {
+        if mcp_proto::method::lookup(method).is_some() || self.custom.contains_key(method) {
+            self.duplicate("method", method);
+        } else {
+            self.config.allow_custom_methods = true;
+            self.custom.insert(method.to_owned(), Arc::new(move |p, cx| Box::pin(handler(p, cx))));
+        }
+        self
+    }
+
+    /// Sets the authorizer, consulted before every routed request (refusal: the error is sent,
+    /// typically -32001, and the handler does not run).
+    pub fn authorizer(mut self, f: impl Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync + 'static) -> Self {
+        self.authorizer = Some(Arc::new(f));
+        self
+    }
+
+    /// The telemetry hub (observers and subscriptions).
+    pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Finishes the server, or reports the first duplicate registration.
+    pub fn try_build(mut self) -> Result<Server, Error> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let mut caps = serde_json::json!({
+            "tools": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "prompts": {"listChanged": true},
+            "logging": {},
+            "completions": {},
+        });
+        if self.custom.is_empty() {
+            // nothing to add
+        } else if let Some(obj) = caps.as_object_mut() {
+            obj.insert("experimental".into(), serde_json::json!({}));
+        }
+        self.config.capabilities = mcp_proto::jsonrpc::to_raw(&caps)?;
+        self.config.info = mcp_proto::jsonrpc::to_raw(&self.info)?;
+        Ok(Server {
+            inner: Arc::new(Inner {
+                config: self.config,
+                registry: RwLock::new(self.registry),
+                completion: self.completion,
+                custom: self.custom,
+                authorizer: self.authorizer,
+                page_size: self.page_size,
+                connections: Mutex::new(HashMap::new()),
+                telemetry: self.telemetry,
+            }),
+        })
+    }
+
+    /// Finishes the server.
+    ///
+    /// # Panics
+    /// On a duplicate registration (a programming error; use [`try_build`](Self::try_build) to
+    /// handle it).
+    pub fn build(self) -> Server {
+        match self.try_build() {
+            Ok(s) => s,
+            Err(e) => panic!("invalid server definition: {e}"),
+        }
+    }
 }
 
 impl Server {
     /// Starts building a server named `name` at `version`.
     pub fn builder(name: &str, version: &str) -> ServerBuilder {
-        ServerBuilder { config: Config::new(name, version) }
+        ServerBuilder {
+            info: Implementation {
+                name: name.to_owned(),
+                version: version.to_owned(),
+                ..Default::default()
+            },
+            config: Config::new(name, version),
+            registry: Registry::default(),
+            completion: None,
+            custom: HashMap::new(),
+            authorizer: None,
+            page_size: 100,
+            telemetry: Telemetry::default(),
+            error: None,
+        }
     }
 
-    /// Serves one connection over `transport` until it closes (stdin EOF: every in-flight
+    /// The session configuration (framing, bounds, versions, capabilities).
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Serves one connection over `transport` until it closes (at input EOF every in-flight
     /// request is answered and flushed first).
     pub async fn serve<R: Runtime>(&self, rt: R, transport: ByteStream) -> Result<(), Error> {
-        let session = Session::server(self.inner.config.clone());
-        let (_peer, conn, _ready) = connection(rt, session, transport, Arc::new(NoService), Default::default());
-        conn.await
+        self.serve_with(rt, transport, self.inner.config.clone()).await
+    }
+
+    /// Serves one connection with a modified session configuration (e.g. another framing).
+    pub async fn serve_with<R: Runtime>(&self, rt: R, transport: ByteStream, config: Config) -> Result<(), Error> {
+        let session = Session::server(config);
+        let (service, state_slot) = ServerService::new(self.inner.clone());
+        let (peer, conn, _ready) =
+            connection(rt, session, transport, Arc::new(service), self.inner.telemetry.clone());
+        let state = Arc::new(ConnState {
+            peer: peer.clone(),
+            level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+            ready: std::sync::atomic::AtomicBool::new(false),
+        });
+        let _ = state_slot.set(state.clone());
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(peer.connection_id(), state);
+        let result = conn.await;
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&peer.connection_id());
+        result
+    }
+
+    /// How many connections are being served.
+    pub fn connection_count(&self) -> usize {
+        self.inner.connections.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn broadcast(&self, method: &'static str, params: Option<&Value>, only: impl Fn(&ConnState) -> bool) {
+        let conns: Vec<Arc<ConnState>> = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|c| c.ready.load(Ordering::Acquire) && only(c))
+            .cloned()
+            .collect();
+        let raw = params.and_then(|p| mcp_proto::jsonrpc::to_raw(p).ok());
+        for c in conns {
+            let _ = c.peer.notify(method, raw.clone());
+        }
+    }
+
+    /// Registers a tool at runtime (clients are told the list changed).
+    pub fn add_tool<T, F, Fut, R>(&self, tool: Tool, handler: F) -> Result<(), Error>
+    where
+        T: DeserializeOwned + Send + 'static,
+        F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        {
+            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            if reg.tools.contains_key(&tool.name) {
+                return Err(Error::new(
+                    ErrorKind::DuplicateRegistration,
+                    format!("tool `{}` is already registered", tool.name),
+                ));
+            }
+            reg.tools.insert(
+                tool.name.clone(),
+                Arc::new(ToolEntry {
+                    tool,
+                    handler: boxed_tool(handler),
+                }),
+            );
+        }
+        self.broadcast("notifications/tools/list_changed", None, |_| true);
+        Ok(())
+    }
+
+    /// Removes a tool; `false` if there was none of that name.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .tools
+            .remove(name)
+            .is_some();
+        if removed {
+            self.broadcast("notifications/tools/list_changed", None, |_| true);
+        }
+        removed
+    }
+
+    /// Registers a resource at runtime.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), Error>
+    where
+        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+    {
+        {
+            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            if reg.resources.contains_key(&resource.uri) {
+                return Err(Error::new(
+                    ErrorKind::DuplicateRegistration,
+                    format!("resource `{}` is already registered", resource.uri),
+                ));
+            }
+            let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
+            reg.resources
+                .insert(resource.uri.clone(), Arc::new(ResourceEntry { resource, handler }));
+        }
+        self.broadcast("notifications/resources/list_changed", None, |_| true);
+        Ok(())
+    }
+
+    /// Removes a resource; `false` if there was none with that URI.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .resources
+            .remove(uri)
+            .is_some();
+        if removed {
+            self.broadcast("notifications/resources/list_changed", None, |_| true);
+        }
+        removed
+    }
+
+    /// Registers a prompt at runtime.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), Error>
+    where
+        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+    {
+        {
+            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            if reg.prompts.contains_key(&prompt.name) {
+                return Err(Error::new(
+                    ErrorKind::DuplicateRegistration,
+                    format!("prompt `{}` is already registered", prompt.name),
+                ));
+            }
+            reg.prompts.insert(
+                prompt.name.clone(),
+                Arc::new(PromptEntry {
+                    prompt,
+                    handler: boxed_prompt(handler),
+                }),
+            );
+        }
+        self.broadcast("notifications/prompts/list_changed", None, |_| true);
+        Ok(())
+    }
+
+    /// Removes a prompt; `false` if there was none of that name.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .prompts
+            .remove(name)
+            .is_some();
+        if removed {
+            self.broadcast("notifications/prompts/list_changed", None, |_| true);
+        }
+        removed
+    }
+
+    /// Tells the connections subscribed to `uri` that it changed. Returns how many were told.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        let params = serde_json::to_value(ResourceUpdatedNotificationParams {
+            uri: uri.to_owned(),
+            meta: None,
+        })
+        .unwrap_or(Value::Null);
+        let count = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|c| c.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).contains(uri))
+            .count();
+        self.broadcast("notifications/resources/updated", Some(&params), |c| {
+            c.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).contains(uri)
+        });
+        count
+    }
+
+    /// Sends a log message to every connected client whose level admits it.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        let params = serde_json::to_value(LoggingMessageNotificationParams {
+            level,
+            logger: logger.map(String::from),
+            data,
+            meta: None,
+        })
+        .unwrap_or(Value::Null);
+        self.broadcast("notifications/message", Some(&params), |c| c.admits(level));
     }
 }
 
-impl ServerBuilder {
-    /// Finishes the server.
-    pub fn build(self) -> Server {
-        Server { inner: Arc::new(Inner { config: self.config }) }
+// ---------------------------------------------------------------------------------- routing
+
+struct ServerService {
+    inner: Arc<Inner>,
+    state: Arc<std::sync::OnceLock<Arc<ConnState>>>,
+}
+
+impl ServerService {
+    fn new(inner: Arc<Inner>) -> (Self, Arc<std::sync::OnceLock<Arc<ConnState>>>) {
+        let slot = Arc::new(std::sync::OnceLock::new());
+        (
+            ServerService {
+                inner,
+                state: slot.clone(),
+            },
+            slot,
+        )
+    }
+
+    fn conn(&self, peer: &Peer) -> Arc<ConnState> {
+        self.state.get().cloned().unwrap_or_else(|| {
+            Arc::new(ConnState {
+                peer: peer.clone(),
+                level: Mutex::new(None),
+                subscriptions: Mutex::new(HashSet::new()),
+                ready: std::sync::atomic::AtomicBool::new(true),
+            })
+        })
     }
 }
 
-#[allow(dead_code)]
-fn _assert(_: &dyn Service, _: IncomingRequest, _: RequestContext) {}
+fn parse<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T, Error> {
+    match params {
+        None => Ok(T::default()),
+        Some(p) => serde_json::from_str(p.get()).map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
+    }
+}
+
+fn parse_required<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, Error> {
+    match params {
+        None => Err(Error::invalid_params("missing params")),
+        Some(p) => serde_json::from_str(p.get()).map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
+    }
+}
+
+fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
+    mcp_proto::jsonrpc::to_raw(v)
+}
+
+/// Pagination: the cursor is an opaque token naming the next offset.
+fn page<T: Clone>(items: &[T], cursor: Option<&str>, page_size: usize) -> Result<(Vec<T>, Option<String>), Error> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix("o")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| Error::invalid_params("invalid cursor"))?,
+    };
+    let end = start.saturating_add(page_size).min(items.len());
+    let next = (end < items.len()).then(|| format!("o{end}"));
+    Ok((items.get(start..end).map(<[T]>::to_vec).unwrap_or_default(), next))
+}
+
+impl Service for ServerService {
+    fn on_ready(&self, peer: &Peer) {
+        self.conn(peer).ready.store(true, Ordering::Release);
+    }
+
+    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+        let inner = self.inner.clone();
+        let conn = self.conn(cx.peer());
+        let hcx = ToolContext {
+            request: cx,
+            conn: conn.clone(),
+            streamed: Arc::new(Mutex::new(Vec::new())),
+            stream_seq: Arc::new(AtomicU64::new(0)),
+        };
+        if let Some(auth) = &inner.authorizer {
+            let info = hcx.peer().info();
+            let verdict = auth(&AuthRequest {
+                method: &request.method,
+                params: request.params.as_deref(),
+                connection: hcx.peer().connection_id(),
+                client_info: info.as_ref().map(|i| &*i.info),
+            });
+            if let Err(e) = verdict {
+                return Box::pin(async move { Err(e) });
+            }
+        }
+        let params = request.params;
+        let p = params.as_deref();
+        let version = hcx.protocol_version().unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+        let page_size = inner.page_size;
+        let reg = || inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        let sync = |r: Result<Box<RawValue>, Error>| -> BoxFuture<Result<Box<RawValue>, Error>> { Box::pin(async move { r }) };
+        match &*request.method {
+            "tools/list" => sync((|| {
+                let q: PaginatedRequestParams = parse(p)?;
+                let all: Vec<Tool> = reg().tools.values().map(|t| t.tool.clone()).collect();
+                let (tools, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
+                to_raw(&ListToolsResult {
+                    tools,
+                    next_cursor,
+                    ..Default::default()
+                })
+            })()),
+            "tools/call" => {
+                let call: CallToolRequestParams = match parse_required(p) {
+                    Ok(c) => c,
+                    Err(e) => return sync(Err(e)),
+                };
+                let Some(entry) = reg().tools.get(&call.name).cloned() else {
+                    return sync(Err(Error::invalid_params(format!("Unknown tool: {}", call.name))));
+                };
+                let fut = (entry.handler)(call.arguments.unwrap_or_default(), hcx.clone());
+                Box::pin(async move {
+                    let result = match fut.await {
+                        Ok(r) => r,
+                        Err(e) if tool_failure(&e) => CallToolResult::error(e.message().to_owned()),
+                        Err(e) => return Err(e),
+                    };
+                    let streamed = std::mem::take(&mut *hcx.streamed.lock().unwrap_or_else(|e| e.into_inner()));
+                    let result = if streamed.is_empty() {
+                        result
+                    } else {
+                        let mut content = streamed;
+                        content.extend(result.content);
+                        CallToolResult { content, ..result }
+                    };
+                    to_raw(&result)
+                })
+            }
+            "resources/list" => sync((|| {
+                let q: PaginatedRequestParams = parse(p)?;
+                let all: Vec<Resource> = reg().resources.values().map(|r| r.resource.clone()).collect();
+                let (resources, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
+                to_raw(&ListResourcesResult {
+                    resources,
+                    next_cursor,
+                    ..Default::default()
+                })
+            })()),
+            "resources/templates/list" => sync((|| {
+                let q: PaginatedRequestParams = parse(p)?;
+                let all: Vec<ResourceTemplate> = reg().templates.values().map(|t| t.template.clone()).collect();
+                let (resource_templates, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
+                to_raw(&ListResourceTemplatesResult {
+                    resource_templates,
+                    next_cursor,
+                    ..Default::default()
+                })
+            })()),
+            "resources/read" => {
+                let q: ReadResourceRequestParams = match parse_required(p) {
+                    Ok(q) => q,
+                    Err(e) => return sync(Err(e)),
+                };
+                let found = {
+                    let r = reg();
+                    if let Some(e) = r.resources.get(&q.uri) {
+                        Some((e.handler.clone(), HashMap::new()))
+                    } else {
+                        r.templates
+                            .values()
+                            .find_map(|t| t.matcher.matches(&q.uri).map(|vars| (t.handler.clone(), vars)))
+                    }
+                };
+                let Some((handler, vars)) = found else {
+                    let e = Error::new(ErrorKind::NotFound, format!("Resource not found: {}", q.uri))
+                        .with_code(version.resource_not_found_code())
+                        .with_data(to_raw(&serde_json::json!({"uri": q.uri})).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()));
+                    return sync(Err(e));
+                };
+                let fut = handler(q.uri, vars, hcx);
+                Box::pin(async move {
+                    let contents = fut.await?;
+                    to_raw(&ReadResourceResult {
+                        contents,
+                        ..Default::default()
+                    })
+                })
+            }
+            "resources/subscribe" | "resources/unsubscribe" => sync((|| {
+                let q: SubscribeRequestParams = parse_required(p)?;
+                let mut subs = conn.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+                if request.method == "resources/subscribe" {
+                    subs.insert(q.uri);
+                } else {
+                    subs.remove(&q.uri);
+                }
+                Ok(mcp_proto::jsonrpc::empty_object())
+            })()),
+            "prompts/list" => sync((|| {
+                let q: PaginatedRequestParams = parse(p)?;
+                let all: Vec<Prompt> = reg().prompts.values().map(|e| e.prompt.clone()).collect();
+                let (prompts, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
+                to_raw(&ListPromptsResult {
+                    prompts,
+                    next_cursor,
+                    ..Default::default()
+                })
+            })()),
+            "prompts/get" => {
+                let q: GetPromptRequestParams = match parse_required(p) {
+                    Ok(q) => q,
+                    Err(e) => return sync(Err(e)),
+                };
+                let Some(entry) = reg().prompts.get(&q.name).cloned() else {
+                    return sync(Err(Error::invalid_params(format!("Unknown prompt: {}", q.name))));
+                };
+                let args = q.arguments.unwrap_or_default();
+                for a in entry.prompt.arguments.iter().flatten() {
+                    if a.required == Some(true) && !args.contains_key(&a.name) {
+                        return sync(Err(Error::invalid_params(format!(
+                            "missing required argument `{}` for prompt `{}`",
+                            a.name, q.name
+                        ))));
+                    }
+                }
+                let fut = (entry.handler)(args, hcx);
+                Box::pin(async move { to_raw(&fut.await?) })
+            }
+            "completion/complete" => {
+                let q: CompleteRequestParams = match parse_required(p) {
+                    Ok(q) => q,
+                    Err(e) => return sync(Err(e)),
+                };
+                match &inner.completion {
+                    None => sync(to_raw(&CompleteResult {
+                        completion: Completion {
+                            values: Vec::new(),
+                            total: Some(0),
+                            has_more: Some(false),
+                        },
+                        result_type: None,
+                        meta: None,
+                    })),
+                    Some(f) => {
+                        let fut = f(q, hcx);
+                        Box::pin(async move {
+                            let mut completion = fut.await?;
+                            completion.values.truncate(100);
+                            to_raw(&CompleteResult {
+                                completion,
+                                result_type: None,
+                                meta: None,
+                            })
+                        })
+                    }
+                }
+            }
+            "logging/setLevel" => sync((|| {
+                let q: SetLevelRequestParams = parse_required(p)?;
+                *conn.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(q.level);
+                Ok(mcp_proto::jsonrpc::empty_object())
+            })()),
+            other => match inner.custom.get(other) {
+                Some(f) => f(params, hcx),
+                None => sync(Err(Error::method_not_found(other))),
+            },
+        }
+    }
+
+    fn handle_notification(&self, method: &str, _params: Option<&RawValue>, peer: &Peer) {
+        tracing::debug!(target: "mcp", connection = peer.connection_id(), method, "client notification");
+    }
+
+    fn on_closed(&self, _peer: &Peer) {
+        if let Some(s) = self.state.get() {
+            s.ready.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// Errors that are a tool's own failure (reported as `isError` results), as opposed to protocol
+/// errors (reported as JSON-RPC errors).
+fn tool_failure(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::HandlerFailed | ErrorKind::Internal | ErrorKind::Other)
+}
+
+// ---------------------------------------------------------------------------------- templates
+
+/// A minimal RFC 6570 matcher for `{var}` expressions (level 1), enough for resource templates:
+/// a variable matches up to the next literal (never across `/` when the next literal starts
+/// with `/` or at the end of the template).
+#[derive(Debug, Clone)]
+struct UriTemplate {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Literal(String),
+    Var(String),
+}
+
+impl UriTemplate {
+    fn parse(template: &str) -> Self {
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            let after = &rest[open + 1..];
+            match after.find('}') {
+                Some(close) => {
+                    let name = after[..close].trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
+                    parts.push(Part::Var(name.to_owned()));
+                    rest = &after[close + 1..];
+                }
+                None => {
+                    parts.push(Part::Literal(rest[open..].to_owned()));
+                    rest = "";
+                }
+            }
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        UriTemplate { parts }
+    }
+
+    fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
+        let mut vars = HashMap::new();
+        let mut rest = uri;
+        let mut i = 0;
+        while i < self.parts.len() {
+            match &self.parts[i] {
+                Part::Literal(l) => rest = rest.strip_prefix(l.as_str())?,
+                Part::Var(name) => {
+                    let value = match self.parts.get(i + 1) {
+                        Some(Part::Literal(next)) => {
+                            let end = rest.find(next.as_str())?;
+                            &rest[..end]
+                        }
+                        _ => rest,
+                    };
+                    if value.is_empty() || value.contains('/') && !matches!(self.parts.get(i + 1), Some(Part::Literal(_))) {
+                        if value.is_empty() {
+                            return None;
+                        }
+                    }
+                    vars.insert(name.clone(), value.to_owned());
+                    rest = &rest[value.len()..];
+                }
+            }
+            i += 1;
+        }
+        rest.is_empty().then_some(vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_templates() {
+        let t = UriTemplate::parse("test://template/{id}/data");
+        let m = t.matches("test://template/42/data").unwrap();
+        assert_eq!(m["id"], "42");
+        assert!(t.matches("test://template//data").is_none());
+        assert!(t.matches("test://template/42/other").is_none());
+        let t = UriTemplate::parse("file:///{path}");
+        assert_eq!(t.matches("file:///a/b.txt").unwrap()["path"], "a/b.txt");
+        let t = UriTemplate::parse("x://{a}-{b}");
+        let m = t.matches("x://1-2").unwrap();
+        assert_eq!((m["a"].as_str(), m["b"].as_str()), ("1", "2"));
+    }
+
+    #[test]
+    fn pagination() {
+        let items: Vec<u32> = (0..5).collect();
+        let (p1, c1) = page(&items, None, 2).unwrap();
+        assert_eq!((p1, c1.as_deref()), (vec![0, 1], Some("o2")));
+        let (p2, c2) = page(&items, c1.as_deref(), 2).unwrap();
+        assert_eq!(p2, vec![2, 3]);
+        let (p3, c3) = page(&items, c2.as_deref(), 2).unwrap();
+        assert_eq!((p3, c3), (vec![4], None));
+        assert_eq!(page(&items, Some("bogus"), 2).unwrap_err().kind(), ErrorKind::InvalidParams);
+        assert_eq!(page(&items, Some("o99"), 2).unwrap_err().kind(), ErrorKind::InvalidParams);
+    }
+
+    #[test]
+    fn duplicates_are_refused() {
+        let t = Tool::new("a", schema_of(serde_json::json!({"type":"object"})));
+        let e = Server::builder("s", "1")
+            .tool(t.clone(), |_: Value, _| async { Ok("x") })
+            .tool(t, |_: Value, _| async { Ok("y") })
+            .try_build()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DuplicateRegistration);
+    }
+}

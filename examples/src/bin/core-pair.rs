@@ -103,7 +103,7 @@ fn show(side: &str, events: &[Event]) {
             Event::Request(r) => format!("request {} `{}`", r.id, r.method),
             Event::Response { id, result: Ok(r) } => format!("response to {id}: {}", r.get()),
             Event::Response { id, result: Err(e) } => format!("request {id} failed: {e}"),
-            Event::Progress { id, progress, total, message } => {
+            Event::Progress { id, progress, total, message, .. } => {
                 format!("progress on {id}: {progress}/{} {}", total.unwrap_or(f64::NAN), message.as_deref().unwrap_or(""))
             }
             Event::Cancelled { id, .. } => format!("peer cancelled {id}"),
