@@ -116,6 +116,7 @@ pub struct Connection<R: Runtime> {
     commands: UnboundedReceiver<Command>,
     commands_open: bool,
     handlers: FuturesUnordered<Guarded>,
+    completed: Vec<HandlerOutput>,
     inbound: HashMap<RequestId, InboundState>,
     waiters: HashMap<RequestId, Waiter>,
     keys: HashMap<u64, RequestId>,
@@ -172,6 +173,7 @@ pub fn connection<R: Runtime>(
         commands: rx,
         commands_open: true,
         handlers: FuturesUnordered::new(),
+        completed: Vec::new(),
         inbound: HashMap::new(),
         waiters: HashMap::new(),
         keys: HashMap::new(),
@@ -546,10 +548,25 @@ impl<R: Runtime> Future for Connection<R> {
             }
             progressed |= this.poll_read(cx, now);
             progressed |= this.drain_events(now);
-            // Handlers run here, on the connection's task.
-            while let Poll::Ready(Some((id, result))) = Pin::new(&mut this.handlers).poll_next(cx) {
-                this.on_handler_done(id, result, now);
+            // Handlers run here, on the connection's task. What a handler sent before finishing
+            // (progress, log messages) must go out before its answer: drain commands first.
+            while let Poll::Ready(Some(done)) = Pin::new(&mut this.handlers).poll_next(cx) {
+                this.completed.push(done);
+            }
+            if !this.completed.is_empty() {
                 progressed = true;
+                while this.commands_open {
+                    match Pin::new(&mut this.commands).poll_next(cx) {
+                        Poll::Ready(Some(cmd)) => this.apply(cmd, now),
+                        Poll::Ready(None) => this.commands_open = false,
+                        Poll::Pending => break,
+                    }
+                }
+                let mut completed = std::mem::take(&mut this.completed);
+                for (id, result) in completed.drain(..) {
+                    this.on_handler_done(id, result, now);
+                }
+                this.completed = completed;
             }
             progressed |= this.poll_timer(cx);
             progressed |= this.drain_events(now);
