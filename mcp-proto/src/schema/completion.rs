@@ -165,3 +165,151 @@ impl CompleteResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::vec;
+    use serde_json::json;
+
+    #[test]
+    fn reference_tags() {
+        assert_eq!(
+            serde_json::to_value(Reference::prompt("code_review")).unwrap(),
+            json!({"type": "ref/prompt", "name": "code_review"})
+        );
+        assert_eq!(
+            serde_json::to_value(Reference::resource("file:///{path}")).unwrap(),
+            json!({"type": "ref/resource", "uri": "file:///{path}"})
+        );
+
+        let r: Reference =
+            serde_json::from_value(json!({"type": "ref/prompt", "name": "p", "title": "P"}))
+                .unwrap();
+        assert_eq!(
+            r,
+            Reference::Prompt(PromptReference {
+                name: "p".into(),
+                title: Some("P".into()),
+            })
+        );
+        let r: Reference =
+            serde_json::from_value(json!({"type": "ref/resource", "uri": "db://{t}"})).unwrap();
+        assert_eq!(r, Reference::resource("db://{t}"));
+    }
+
+    #[test]
+    fn malformed_references_are_rejected() {
+        for bad in [
+            json!({"type": "ref/tool", "name": "x"}),
+            json!({"name": "x"}),
+            json!({"type": "ref/prompt"}),
+            json!({"type": "ref/resource", "name": "x"}),
+            json!({"type": "prompt", "name": "x"}),
+        ] {
+            assert!(
+                serde_json::from_value::<Reference>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn complete_request_params_new_and_ref_key() {
+        let p = CompleteRequestParams::new(Reference::prompt("greet"), "language", "py");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({
+                "ref": {"type": "ref/prompt", "name": "greet"},
+                "argument": {"name": "language", "value": "py"}
+            })
+        );
+    }
+
+    #[test]
+    fn complete_request_params_context_and_meta_round_trip() {
+        let wire = json!({
+            "ref": {"type": "ref/resource", "uri": "github://{owner}/{repo}"},
+            "argument": {"name": "repo", "value": "mc"},
+            "context": {"arguments": {"owner": "modelcontextprotocol"}},
+            "_meta": {"progressToken": "p"}
+        });
+        let p: CompleteRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.reference, Reference::resource("github://{owner}/{repo}"));
+        assert_eq!(
+            p.context.as_ref().unwrap().arguments.as_ref().unwrap()["owner"],
+            "modelcontextprotocol"
+        );
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+
+        let empty_ctx = CompleteRequestParams {
+            context: Some(CompletionContext::default()),
+            ..CompleteRequestParams::new(Reference::prompt("p"), "a", "")
+        };
+        assert_eq!(
+            serde_json::to_value(&empty_ctx).unwrap()["context"],
+            json!({})
+        );
+
+        assert!(
+            serde_json::from_value::<CompleteRequestParams>(
+                json!({"argument": {"name": "a", "value": "b"}})
+            )
+            .is_err()
+        );
+        assert!(
+            serde_json::from_value::<CompleteRequestParams>(
+                json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a"}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn complete_result_new_small() {
+        let r = CompleteResult::new(vec!["python".into(), "pytorch".into()]);
+        assert_eq!(r.completion.total, None);
+        assert_eq!(r.completion.has_more, None);
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"completion": {"values": ["python", "pytorch"]}})
+        );
+    }
+
+    #[test]
+    fn complete_result_new_truncates_to_max_values() {
+        let exact: Vec<String> = (0..CompleteResult::MAX_VALUES)
+            .map(|i| format!("v{i}"))
+            .collect();
+        let r = CompleteResult::new(exact.clone());
+        assert_eq!(r.completion.values, exact);
+        assert_eq!(r.completion.total, None);
+        assert_eq!(r.completion.has_more, None);
+
+        let many: Vec<String> = (0..250).map(|i| format!("v{i}")).collect();
+        let r = CompleteResult::new(many.clone());
+        assert_eq!(r.completion.values.len(), CompleteResult::MAX_VALUES);
+        assert_eq!(r.completion.values[..], many[..CompleteResult::MAX_VALUES]);
+        assert_eq!(r.completion.total, Some(250));
+        assert_eq!(r.completion.has_more, Some(true));
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["completion"]["total"], json!(250));
+        assert_eq!(v["completion"]["hasMore"], json!(true));
+    }
+
+    #[test]
+    fn complete_result_round_trip() {
+        let wire = json!({
+            "completion": {"values": ["a"], "total": 10, "hasMore": true},
+            "resultType": "complete",
+            "_meta": {"x": 1}
+        });
+        let r: CompleteResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.result_type, Some(ResultType::Complete));
+        assert_eq!(r.completion.total, Some(10));
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert!(serde_json::from_value::<CompleteResult>(json!({"completion": {}})).is_err());
+        assert!(serde_json::from_value::<CompleteResult>(json!({})).is_err());
+    }
+}

@@ -349,3 +349,286 @@ impl From<ToolResultContent> for SamplingContent {
         SamplingContent::ToolResult(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::meta::Role;
+    use alloc::vec;
+    use serde_json::json;
+
+    #[test]
+    fn text_block_constructor_and_accessors() {
+        let c = Content::text("hello");
+        assert_eq!(c.as_text(), Some("hello"));
+        assert_eq!(c.annotations(), None);
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            json!({"type": "text", "text": "hello"})
+        );
+    }
+
+    #[test]
+    fn media_block_constructors() {
+        let img = Content::image("iVBORw0KGgo=", "image/png");
+        assert_eq!(img.as_text(), None);
+        assert_eq!(
+            serde_json::to_value(&img).unwrap(),
+            json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
+        );
+        let audio = Content::audio("UklGRg==", "audio/wav");
+        assert_eq!(audio.as_text(), None);
+        assert_eq!(
+            serde_json::to_value(&audio).unwrap(),
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
+        );
+    }
+
+    #[test]
+    fn resource_link_and_embedded_blocks() {
+        let link = Content::resource_link(Resource::new("file:///a.txt", "a.txt"));
+        assert_eq!(
+            serde_json::to_value(&link).unwrap(),
+            json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt"})
+        );
+        let emb = Content::embedded(ResourceContents::text("file:///a.txt", "body"));
+        assert_eq!(
+            serde_json::to_value(&emb).unwrap(),
+            json!({"type": "resource", "resource": {"uri": "file:///a.txt", "text": "body"}})
+        );
+        let emb = Content::embedded(ResourceContents::blob("file:///a.bin", "AAE="));
+        assert_eq!(
+            serde_json::to_value(&emb).unwrap(),
+            json!({"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAE="}})
+        );
+    }
+
+    #[test]
+    fn annotations_accessor_covers_every_variant() {
+        let ann = Annotations {
+            audience: Some(vec![Role::User]),
+            priority: Some(1.0),
+            last_modified: None,
+        };
+        let blocks = [
+            Content::Text(TextContent {
+                text: "t".into(),
+                annotations: Some(ann.clone()),
+                meta: None,
+            }),
+            Content::Image(ImageContent {
+                annotations: Some(ann.clone()),
+                ..ImageContent::default()
+            }),
+            Content::Audio(AudioContent {
+                annotations: Some(ann.clone()),
+                ..AudioContent::default()
+            }),
+            Content::ResourceLink(Resource {
+                annotations: Some(ann.clone()),
+                ..Resource::new("u", "n")
+            }),
+            Content::Resource(EmbeddedResource {
+                resource: ResourceContents::text("u", "t"),
+                annotations: Some(ann.clone()),
+                meta: None,
+            }),
+        ];
+        for b in &blocks {
+            assert_eq!(b.annotations(), Some(&ann), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn content_round_trips_with_meta_and_annotations() {
+        for wire in [
+            json!({
+                "type": "text",
+                "text": "hi",
+                "annotations": {"audience": ["assistant"], "priority": 0.2},
+                "_meta": {"k": "v"}
+            }),
+            json!({"type": "image", "data": "AA==", "mimeType": "image/jpeg", "_meta": {}}),
+            json!({"type": "audio", "data": "AA==", "mimeType": "audio/mpeg"}),
+            json!({
+                "type": "resource_link",
+                "uri": "https://x/y",
+                "name": "y",
+                "mimeType": "text/html",
+                "size": 12
+            }),
+            json!({
+                "type": "resource",
+                "resource": {"uri": "mem://1", "mimeType": "text/plain", "text": "x", "_meta": {"a": 1}},
+                "annotations": {"lastModified": "2025-06-18T00:00:00Z"}
+            }),
+        ] {
+            let c: Content = serde_json::from_value(wire.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&c).unwrap(), wire);
+        }
+    }
+
+    #[test]
+    fn malformed_content_is_rejected() {
+        for bad in [
+            json!({"text": "no type"}),
+            json!({"type": "video", "data": "AA=="}),
+            json!({"type": "Text", "text": "x"}),
+            json!({"type": "text"}),
+            json!({"type": "image", "data": "AA=="}),
+            json!({"type": "resource_link", "uri": "u"}),
+            json!({"type": "resource", "resource": {"uri": "u"}}),
+            // Sampling-only blocks are not content blocks.
+            json!({"type": "tool_use", "id": "1", "name": "t", "input": {}}),
+        ] {
+            assert!(
+                serde_json::from_value::<Content>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn from_impls_pick_the_variant() {
+        assert!(matches!(
+            Content::from(TextContent::default()),
+            Content::Text(_)
+        ));
+        assert!(matches!(
+            Content::from(ImageContent::default()),
+            Content::Image(_)
+        ));
+        assert!(matches!(
+            Content::from(AudioContent::default()),
+            Content::Audio(_)
+        ));
+        assert!(matches!(
+            Content::from(EmbeddedResource {
+                resource: ResourceContents::blob("u", ""),
+                annotations: None,
+                meta: None,
+            }),
+            Content::Resource(_)
+        ));
+    }
+
+    #[test]
+    fn resource_contents_constructors_and_accessors() {
+        let t = ResourceContents::text("file:///t", "text");
+        assert_eq!(t.uri(), "file:///t");
+        assert_eq!(t.mime_type(), None);
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"uri": "file:///t", "text": "text"})
+        );
+        let b = ResourceContents::blob("file:///b", "AQID");
+        assert_eq!(b.uri(), "file:///b");
+        assert_eq!(
+            serde_json::to_value(&b).unwrap(),
+            json!({"uri": "file:///b", "blob": "AQID"})
+        );
+        let typed = ResourceContents::Blob(BlobResourceContents {
+            mime_type: Some("image/png".into()),
+            ..BlobResourceContents::default()
+        });
+        assert_eq!(typed.mime_type(), Some("image/png"));
+    }
+
+    #[test]
+    fn resource_contents_told_apart_by_text_or_blob() {
+        let t: ResourceContents =
+            serde_json::from_value(json!({"uri": "u", "mimeType": "text/plain", "text": ""}))
+                .unwrap();
+        assert!(matches!(&t, ResourceContents::Text(x) if x.text.is_empty()));
+        assert_eq!(t.mime_type(), Some("text/plain"));
+
+        let b: ResourceContents =
+            serde_json::from_value(json!({"uri": "u", "blob": "AA=="})).unwrap();
+        assert!(matches!(&b, ResourceContents::Blob(x) if x.blob == "AA=="));
+
+        assert!(serde_json::from_value::<ResourceContents>(json!({"uri": "u"})).is_err());
+        assert!(serde_json::from_value::<ResourceContents>(json!({"text": "no uri"})).is_err());
+        assert!(
+            serde_json::from_value::<ResourceContents>(json!({"uri": "u", "blob": 1})).is_err()
+        );
+    }
+
+    #[test]
+    fn sampling_content_text_and_accessor() {
+        let s = SamplingContent::text("hi");
+        assert_eq!(s.as_text(), Some("hi"));
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"type": "text", "text": "hi"})
+        );
+        assert!(matches!(
+            SamplingContent::from(TextContent::default()),
+            SamplingContent::Text(_)
+        ));
+    }
+
+    #[test]
+    fn sampling_tool_use_and_tool_result_blocks() {
+        let mut input = JsonObject::new();
+        input.insert("city".into(), json!("Paris"));
+        let use_block = SamplingContent::from(ToolUseContent {
+            id: "call-1".into(),
+            name: "weather".into(),
+            input,
+            meta: None,
+        });
+        assert_eq!(use_block.as_text(), None);
+        assert_eq!(
+            serde_json::to_value(&use_block).unwrap(),
+            json!({"type": "tool_use", "id": "call-1", "name": "weather", "input": {"city": "Paris"}})
+        );
+
+        let result_block = SamplingContent::from(ToolResultContent {
+            tool_use_id: "call-1".into(),
+            content: vec![Content::text("sunny")],
+            structured_content: Some(json!({"temp": 21})),
+            is_error: Some(false),
+            meta: None,
+        });
+        let wire = json!({
+            "type": "tool_result",
+            "toolUseId": "call-1",
+            "content": [{"type": "text", "text": "sunny"}],
+            "structuredContent": {"temp": 21},
+            "isError": false
+        });
+        assert_eq!(serde_json::to_value(&result_block).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<SamplingContent>(wire).unwrap(),
+            result_block
+        );
+
+        let minimal: SamplingContent =
+            serde_json::from_value(json!({"type": "tool_result", "toolUseId": "x", "content": []}))
+                .unwrap();
+        assert!(matches!(
+            minimal,
+            SamplingContent::ToolResult(ToolResultContent {
+                structured_content: None,
+                is_error: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn malformed_sampling_content_is_rejected() {
+        for bad in [
+            json!({"type": "resource_link", "uri": "u", "name": "n"}),
+            json!({"type": "resource", "resource": {"uri": "u", "text": "t"}}),
+            json!({"type": "tool_use", "id": "1", "name": "t"}),
+            json!({"type": "tool_use", "id": "1", "name": "t", "input": []}),
+            json!({"type": "tool_result", "content": []}),
+        ] {
+            assert!(
+                serde_json::from_value::<SamplingContent>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+}

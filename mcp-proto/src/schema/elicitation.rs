@@ -785,3 +785,453 @@ pub struct UrlElicitationRequiredData {
     /// The URL elicitations to complete first.
     pub elicitations: Vec<ElicitRequestUrlParams>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use serde_json::json;
+
+    fn field(v: Value) -> PrimitiveSchemaDefinition {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn names(p: &PropertyMap) -> Vec<&str> {
+        p.iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn const_tags_accept_only_their_literal() {
+        assert_eq!(serde_json::to_value(ObjectType).unwrap(), json!("object"));
+        assert_eq!(serde_json::to_value(UrlMode).unwrap(), json!("url"));
+        assert_eq!(FormMode::VALUE, "form");
+        assert_eq!(ArrayType::VALUE, "array");
+        assert_eq!(
+            serde_json::from_value::<StringType>(json!("string")).unwrap(),
+            StringType
+        );
+        assert_eq!(
+            serde_json::from_value::<BooleanType>(json!("boolean")).unwrap(),
+            BooleanType
+        );
+        // Escaped (owned) strings work too.
+        assert_eq!(
+            serde_json::from_str::<FormMode>(r#""f\u006frm""#).unwrap(),
+            FormMode
+        );
+        assert!(serde_json::from_value::<ObjectType>(json!("Object")).is_err());
+        assert!(serde_json::from_value::<UrlMode>(json!("form")).is_err());
+        assert!(serde_json::from_value::<ArrayType>(json!(["array"])).is_err());
+    }
+
+    #[test]
+    fn string_format_is_kebab_case() {
+        for (f, s) in [
+            (StringFormat::Email, "email"),
+            (StringFormat::Uri, "uri"),
+            (StringFormat::Date, "date"),
+            (StringFormat::DateTime, "date-time"),
+        ] {
+            assert_eq!(serde_json::to_value(f).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<StringFormat>(json!(s)).unwrap(), f);
+        }
+        assert!(serde_json::from_value::<StringFormat>(json!("dateTime")).is_err());
+    }
+
+    #[test]
+    fn primitive_schema_variants_are_told_apart() {
+        let cases = [
+            (
+                json!({"type": "string", "title": "Email", "minLength": 3, "maxLength": 64, "format": "email", "default": "a@b.c"}),
+                "String",
+            ),
+            (
+                json!({"type": "number", "minimum": 0.5, "maximum": 9.5}),
+                "Number",
+            ),
+            (json!({"type": "integer", "default": 3.0}), "Number"),
+            (json!({"type": "boolean", "default": true}), "Boolean"),
+            (
+                json!({"type": "string", "enum": ["a", "b"], "default": "a"}),
+                "SingleSelect",
+            ),
+            (
+                json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]}),
+                "LegacyEnum",
+            ),
+            (
+                json!({"type": "string", "oneOf": [{"const": "a", "title": "A"}]}),
+                "TitledSingleSelect",
+            ),
+            (
+                json!({"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string", "enum": ["x", "y"]}, "default": ["x"]}),
+                "MultiSelect",
+            ),
+            (
+                json!({"type": "array", "items": {"anyOf": [{"const": "x", "title": "X"}]}}),
+                "TitledMultiSelect",
+            ),
+        ];
+        for (wire, want) in cases {
+            let f = field(wire.clone());
+            let got = match &f {
+                PrimitiveSchemaDefinition::String(_) => "String",
+                PrimitiveSchemaDefinition::Number(_) => "Number",
+                PrimitiveSchemaDefinition::Boolean(_) => "Boolean",
+                PrimitiveSchemaDefinition::SingleSelect(_) => "SingleSelect",
+                PrimitiveSchemaDefinition::TitledSingleSelect(_) => "TitledSingleSelect",
+                PrimitiveSchemaDefinition::MultiSelect(_) => "MultiSelect",
+                PrimitiveSchemaDefinition::TitledMultiSelect(_) => "TitledMultiSelect",
+                PrimitiveSchemaDefinition::LegacyEnum(_) => "LegacyEnum",
+            };
+            assert_eq!(got, want, "{wire}");
+            assert_eq!(serde_json::to_value(&f).unwrap(), wire);
+        }
+    }
+
+    #[test]
+    fn primitive_schema_details() {
+        let PrimitiveSchemaDefinition::Number(n) = field(json!({"type": "integer"})) else {
+            panic!("not a number");
+        };
+        assert_eq!(n.r#type, NumberType::Integer);
+        assert_eq!(NumberType::default(), NumberType::Number);
+
+        let PrimitiveSchemaDefinition::String(s) =
+            field(json!({"type": "string", "format": "date-time"}))
+        else {
+            panic!("not a string");
+        };
+        assert_eq!(s.format, Some(StringFormat::DateTime));
+
+        let PrimitiveSchemaDefinition::TitledSingleSelect(t) = field(
+            json!({"type": "string", "enum": ["ignored"], "oneOf": [{"const": "v", "title": "V"}]}),
+        ) else {
+            panic!("not titled");
+        };
+        assert_eq!(t.one_of, vec![EnumOption::new("v", "V")]);
+        assert_eq!(
+            serde_json::to_value(EnumOption::new("v", "V")).unwrap(),
+            json!({"const": "v", "title": "V"})
+        );
+    }
+
+    #[test]
+    fn malformed_primitive_schemas_are_rejected() {
+        for bad in [
+            json!({"type": "object", "properties": {}}),
+            json!({"title": "no type"}),
+            json!({"type": 1}),
+            json!({"type": "null"}),
+            json!({"type": "array"}),
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!({"type": "string", "minLength": "3"}),
+            json!({"type": "string", "format": "phone"}),
+            json!({"type": "number", "minimum": "0"}),
+            json!({"type": "boolean", "default": "yes"}),
+            json!({"type": "string", "oneOf": [{"const": "a"}]}),
+            json!("string"),
+        ] {
+            assert!(
+                serde_json::from_value::<PrimitiveSchemaDefinition>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn property_map_keeps_insertion_order() {
+        let mut m = PropertyMap::new();
+        assert!(m.is_empty());
+        m.insert("zeta", StringSchema::default());
+        m.insert("alpha", BooleanSchema::default());
+        m.insert("mid", NumberSchema::default());
+        assert_eq!(m.len(), 3);
+        assert_eq!(names(&m), ["zeta", "alpha", "mid"]);
+
+        // Replacing keeps the original position.
+        m.insert("zeta", NumberSchema::default());
+        assert_eq!(m.len(), 3);
+        assert_eq!(names(&m), ["zeta", "alpha", "mid"]);
+        assert!(matches!(
+            m.get("zeta"),
+            Some(PrimitiveSchemaDefinition::Number(_))
+        ));
+        assert_eq!(m.get("missing"), None);
+
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"zeta":{"type":"number"},"alpha":{"type":"boolean"},"mid":{"type":"number"}}"#
+        );
+    }
+
+    #[test]
+    fn property_map_deserialises_in_wire_order() {
+        let m: PropertyMap = serde_json::from_str(
+            r#"{"z":{"type":"string"},"a":{"type":"boolean"},"m":{"type":"integer"},"z":{"type":"number"}}"#,
+        )
+        .unwrap();
+        assert_eq!(names(&m), ["z", "a", "m"]);
+        assert!(matches!(
+            m.get("z"),
+            Some(PrimitiveSchemaDefinition::Number(_))
+        ));
+        assert!(serde_json::from_str::<PropertyMap>(r#"[]"#).is_err());
+        assert!(serde_json::from_str::<PropertyMap>(r#"{"a":{"type":"date"}}"#).is_err());
+    }
+
+    #[test]
+    fn elicitation_schema_builders() {
+        let s = ElicitationSchema::new()
+            .required_field("name", StringSchema::default())
+            .field(
+                "age",
+                NumberSchema {
+                    r#type: NumberType::Integer,
+                    minimum: Some(0.0),
+                    ..NumberSchema::default()
+                },
+            )
+            .required_field("agree", BooleanSchema::default());
+        assert_eq!(s.required, Some(vec!["name".into(), "agree".into()]));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0.0},"agree":{"type":"boolean"}},"required":["name","agree"]}"#
+        );
+        assert_eq!(
+            serde_json::to_value(ElicitationSchema::new()).unwrap(),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn elicitation_schema_round_trip_and_rejection() {
+        let wire = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"b": {"type": "string"}, "a": {"type": "boolean"}},
+            "required": ["b"]
+        });
+        let s: ElicitationSchema = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(
+            s.schema.as_deref(),
+            Some("https://json-schema.org/draft/2020-12/schema")
+        );
+        assert_eq!(serde_json::to_value(&s).unwrap(), wire);
+        for bad in [
+            json!({"properties": {}}),
+            json!({"type": "array", "properties": {}}),
+            json!({"type": "object"}),
+            json!({"type": "object", "properties": {"x": {"type": "object"}}}),
+        ] {
+            assert!(
+                serde_json::from_value::<ElicitationSchema>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_params_constructors() {
+        let f = ElicitRequestParams::form(
+            "Your name?",
+            ElicitationSchema::new().required_field("name", StringSchema::default()),
+        );
+        assert_eq!(f.message(), "Your name?");
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            json!({
+                "message": "Your name?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                }
+            })
+        );
+
+        let u = ElicitRequestParams::url("Sign in", "https://x/auth", Some("e-1".into()));
+        assert_eq!(u.message(), "Sign in");
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"mode": "url", "message": "Sign in", "elicitationId": "e-1", "url": "https://x/auth"})
+        );
+        let u = ElicitRequestParams::url("Sign in", "https://x/auth", None);
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"mode": "url", "message": "Sign in", "url": "https://x/auth"})
+        );
+    }
+
+    #[test]
+    fn request_params_dispatch_on_mode() {
+        let schema = json!({"type": "object", "properties": {}});
+        let p: ElicitRequestParams =
+            serde_json::from_value(json!({"message": "m", "requestedSchema": schema})).unwrap();
+        assert!(matches!(&p, ElicitRequestParams::Form(f) if f.mode.is_none()));
+
+        let wire = json!({
+            "mode": "form",
+            "message": "m",
+            "requestedSchema": schema,
+            "task": {"ttl": 5},
+            "_meta": {"k": 1}
+        });
+        let p: ElicitRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        let ElicitRequestParams::Form(f) = &p else {
+            panic!("not a form");
+        };
+        assert_eq!(f.mode, Some(FormMode));
+        assert_eq!(f.task, Some(TaskMetadata { ttl: Some(5) }));
+        assert!(f.meta.is_some());
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+
+        let wire = json!({
+            "mode": "url",
+            "message": "go",
+            "elicitationId": "e",
+            "url": "https://x",
+            "_meta": {"k": 2}
+        });
+        let p: ElicitRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        let ElicitRequestParams::Url(u) = &p else {
+            panic!("not a url");
+        };
+        assert_eq!(u.elicitation_id.as_deref(), Some("e"));
+        assert_eq!(u.url, "https://x");
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+    }
+
+    #[test]
+    fn malformed_request_params_are_rejected() {
+        let schema = json!({"type": "object", "properties": {}});
+        for bad in [
+            json!({"mode": "sms", "message": "m", "requestedSchema": schema}),
+            json!({"message": "m"}),
+            json!({"mode": "form", "message": "m"}),
+            json!({"mode": "url", "message": "m"}),
+            json!({"mode": "url", "url": "https://x"}),
+            json!({"requestedSchema": schema}),
+            json!({"message": 1, "requestedSchema": schema}),
+            json!({"mode": 1, "message": "m", "requestedSchema": schema}),
+            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {"x": {"type": "object"}}}}),
+        ] {
+            assert!(
+                serde_json::from_value::<ElicitRequestParams>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_params_keep_field_order() {
+        let p: ElicitRequestParams = serde_json::from_str(
+            r#"{"message":"m","requestedSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"boolean"},"k":{"type":"number"}}}}"#,
+        )
+        .unwrap();
+        let ElicitRequestParams::Form(f) = &p else {
+            panic!("not a form");
+        };
+        assert_eq!(names(&f.requested_schema.properties), ["z", "a", "k"]);
+        let out = serde_json::to_string(&p).unwrap();
+        assert!(out.contains(r#""properties":{"z":{"type":"string"},"a":{"type":"boolean"},"k":{"type":"number"}}"#), "{out}");
+    }
+
+    #[test]
+    fn elicit_result_constructors() {
+        assert_eq!(
+            serde_json::to_value(ElicitResult::decline()).unwrap(),
+            json!({"action": "decline"})
+        );
+        assert_eq!(
+            serde_json::to_value(ElicitResult::cancel()).unwrap(),
+            json!({"action": "cancel"})
+        );
+        let mut content = BTreeMap::new();
+        content.insert("name".into(), ElicitValue::from("Ada"));
+        content.insert("age".into(), ElicitValue::from(36));
+        content.insert("ok".into(), ElicitValue::from(true));
+        content.insert(
+            "tags".into(),
+            ElicitValue::from(vec![String::from("a"), String::from("b")]),
+        );
+        let r = ElicitResult::accept(content);
+        let wire = json!({
+            "action": "accept",
+            "content": {"name": "Ada", "age": 36, "ok": true, "tags": ["a", "b"]}
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<ElicitResult>(wire).unwrap(), r);
+    }
+
+    #[test]
+    fn elicit_values_and_actions_parse() {
+        assert_eq!(
+            serde_json::from_value::<ElicitValue>(json!("s")).unwrap(),
+            ElicitValue::String("s".into())
+        );
+        assert_eq!(
+            serde_json::from_value::<ElicitValue>(json!(-7)).unwrap(),
+            ElicitValue::from(-7)
+        );
+        assert!(matches!(
+            serde_json::from_value::<ElicitValue>(json!(2.5)).unwrap(),
+            ElicitValue::Number(n) if n.as_f64() == Some(2.5)
+        ));
+        assert_eq!(
+            serde_json::from_value::<ElicitValue>(json!(false)).unwrap(),
+            ElicitValue::Boolean(false)
+        );
+        assert_eq!(
+            serde_json::from_value::<ElicitValue>(json!([])).unwrap(),
+            ElicitValue::StringArray(Vec::new())
+        );
+        for bad in [json!(null), json!({"a": 1}), json!([1, 2])] {
+            assert!(
+                serde_json::from_value::<ElicitValue>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+        for bad in [
+            json!({"action": "submit"}),
+            json!({"action": "Accept"}),
+            json!({}),
+            json!({"action": "accept", "content": {"x": null}}),
+        ] {
+            assert!(
+                serde_json::from_value::<ElicitResult>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn completion_notification_and_url_required_data() {
+        let n = ElicitationCompleteNotificationParams {
+            elicitation_id: "e-9".into(),
+            meta: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            json!({"elicitationId": "e-9"})
+        );
+        assert!(
+            serde_json::from_value::<ElicitationCompleteNotificationParams>(json!({})).is_err()
+        );
+
+        let wire = json!({
+            "elicitations": [
+                {"mode": "url", "message": "auth", "elicitationId": "e", "url": "https://x"}
+            ]
+        });
+        let d: UrlElicitationRequiredData = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(d.elicitations[0].url, "https://x");
+        assert_eq!(serde_json::to_value(&d).unwrap(), wire);
+        assert!(
+            serde_json::from_value::<UrlElicitationRequiredData>(json!({
+                "elicitations": [{"message": "auth", "url": "https://x"}]
+            }))
+            .is_err()
+        );
+    }
+}

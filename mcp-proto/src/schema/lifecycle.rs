@@ -437,3 +437,304 @@ pub struct MissingRequiredClientCapabilityData {
     /// The capabilities the request needs.
     pub required_capabilities: ClientCapabilities,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use serde_json::json;
+
+    fn obj(v: serde_json::Value) -> JsonObject {
+        match v {
+            serde_json::Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn implementation_new_and_full_round_trip() {
+        assert_eq!(
+            serde_json::to_value(Implementation::new("srv", "1.2.3")).unwrap(),
+            json!({"name": "srv", "version": "1.2.3"})
+        );
+        let wire = json!({
+            "name": "srv",
+            "title": "Server",
+            "version": "1.0",
+            "icons": [{"src": "https://x/i.png", "sizes": ["any"]}],
+            "description": "does things",
+            "websiteUrl": "https://example.com"
+        });
+        let i: Implementation = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(i.website_url.as_deref(), Some("https://example.com"));
+        assert_eq!(serde_json::to_value(&i).unwrap(), wire);
+        assert!(serde_json::from_value::<Implementation>(json!({"name": "srv"})).is_err());
+        assert!(serde_json::from_value::<Implementation>(json!({"version": "1"})).is_err());
+    }
+
+    #[test]
+    fn elicitation_capability_modes() {
+        let empty = ElicitationCapability::default();
+        assert!(empty.supports_form());
+        assert!(!empty.supports_url());
+
+        let url_only: ElicitationCapability = serde_json::from_value(json!({"url": {}})).unwrap();
+        assert!(!url_only.supports_form());
+        assert!(url_only.supports_url());
+
+        let both: ElicitationCapability =
+            serde_json::from_value(json!({"form": {}, "url": {}})).unwrap();
+        assert!(both.supports_form());
+        assert!(both.supports_url());
+
+        let form: ElicitationCapability = serde_json::from_value(json!({"form": {}})).unwrap();
+        assert!(form.supports_form());
+        assert!(!form.supports_url());
+        assert_eq!(serde_json::to_value(&form).unwrap(), json!({"form": {}}));
+    }
+
+    #[test]
+    fn client_capabilities_round_trip_and_extensions() {
+        assert_eq!(
+            serde_json::to_value(ClientCapabilities::default()).unwrap(),
+            json!({})
+        );
+        let wire = json!({
+            "experimental": {"x": {}},
+            "roots": {"listChanged": true},
+            "sampling": {"context": {}, "tools": {}},
+            "elicitation": {"form": {}, "url": {}},
+            "tasks": {"list": {}, "requests": {"elicitation": {"create": {}}}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        });
+        let c: ClientCapabilities = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(c.roots.as_ref().unwrap().list_changed, Some(true));
+        assert!(c.sampling.as_ref().unwrap().tools.is_some());
+        assert!(c.has_extension("io.modelcontextprotocol/tasks"));
+        assert!(!c.has_extension("io.modelcontextprotocol/other"));
+        assert!(!ClientCapabilities::default().has_extension("io.modelcontextprotocol/tasks"));
+        assert_eq!(serde_json::to_value(&c).unwrap(), wire);
+        assert!(
+            serde_json::from_value::<ClientCapabilities>(json!({"roots": {"listChanged": "yes"}}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn server_capabilities_round_trip_and_extensions() {
+        let wire = json!({
+            "logging": {},
+            "completions": {},
+            "prompts": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": false},
+            "tools": {"listChanged": true},
+            "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},
+            "extensions": {"com.example/ext": {"v": 1}}
+        });
+        let s: ServerCapabilities = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(s.resources.as_ref().unwrap().subscribe, Some(true));
+        assert_eq!(s.resources.as_ref().unwrap().list_changed, Some(false));
+        assert!(s.has_extension("com.example/ext"));
+        assert!(!s.has_extension("io.modelcontextprotocol/tasks"));
+        assert_eq!(serde_json::to_value(&s).unwrap(), wire);
+        assert_eq!(
+            serde_json::to_value(ServerCapabilities::default()).unwrap(),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn initialize_request_params() {
+        let p = InitializeRequestParams::new(
+            ProtocolVersion::V2025_06_18,
+            ClientCapabilities::default(),
+            Implementation::new("c", "0.1"),
+        );
+        assert_eq!(p.version(), Some(ProtocolVersion::V2025_06_18));
+        let wire = json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "0.1"}
+        });
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<InitializeRequestParams>(wire).unwrap(),
+            p
+        );
+
+        let future: InitializeRequestParams = serde_json::from_value(json!({
+            "protocolVersion": "2099-01-01",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "0.1"},
+            "_meta": {"progressToken": 1}
+        }))
+        .unwrap();
+        assert_eq!(future.protocol_version, "2099-01-01");
+        assert_eq!(future.version(), None);
+        assert!(future.meta.is_some());
+
+        assert!(
+            serde_json::from_value::<InitializeRequestParams>(
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn initialize_result() {
+        let mut r = InitializeResult::new(
+            ProtocolVersion::V2024_11_05,
+            ServerCapabilities {
+                tools: Some(ToolsCapability::default()),
+                ..ServerCapabilities::default()
+            },
+            Implementation::new("s", "2"),
+        );
+        r.instructions = Some("use tools".into());
+        assert_eq!(r.version(), Some(ProtocolVersion::V2024_11_05));
+        let wire = json!({
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "2"},
+            "instructions": "use tools"
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<InitializeResult>(wire).unwrap(), r);
+    }
+
+    #[test]
+    fn discover_result_new_and_versions() {
+        let r = DiscoverResult::new(
+            [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25],
+            ServerCapabilities::default(),
+            3_600_000,
+            CacheScope::Public,
+        );
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "supportedVersions": ["2026-07-28", "2025-11-25"],
+                "capabilities": {},
+                "ttlMs": 3600000,
+                "cacheScope": "public",
+                "resultType": "complete"
+            })
+        );
+        let r: DiscoverResult = serde_json::from_value(json!({
+            "supportedVersions": ["2099-01-01", "2025-06-18", "2026-07-28"],
+            "capabilities": {},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+        }))
+        .unwrap();
+        assert_eq!(
+            r.versions(),
+            vec![ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28]
+        );
+        assert_eq!(r.result_type, None);
+        assert!(
+            r.meta
+                .as_ref()
+                .unwrap()
+                .contains_key(crate::schema::meta::SERVER_INFO_KEY)
+        );
+    }
+
+    #[test]
+    fn cancelled_notification_params() {
+        let p = CancelledNotificationParams::new(5).with_reason("user aborted");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"requestId": 5, "reason": "user aborted"})
+        );
+        let p = CancelledNotificationParams::new("req-a");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"requestId": "req-a"})
+        );
+        let p: CancelledNotificationParams = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(p, CancelledNotificationParams::default());
+        assert!(
+            serde_json::from_value::<CancelledNotificationParams>(json!({"requestId": 1.5}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn progress_notification_params() {
+        let p = ProgressNotificationParams::new(RequestId::from("tok"), 50.0, Some(100.0))
+            .with_message("halfway");
+        let wire = json!({
+            "progressToken": "tok",
+            "progress": 50.0,
+            "total": 100.0,
+            "message": "halfway"
+        });
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<ProgressNotificationParams>(wire).unwrap(),
+            p
+        );
+        let p = ProgressNotificationParams::new(RequestId::Number(1), 0.25, None);
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"progressToken": 1, "progress": 0.25})
+        );
+        for bad in [
+            json!({"progressToken": 1}),
+            json!({"progress": 1}),
+            json!({"progressToken": null, "progress": 1}),
+            json!({"progressToken": true, "progress": 1}),
+        ] {
+            assert!(
+                serde_json::from_value::<ProgressNotificationParams>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_result() {
+        assert_eq!(
+            serde_json::to_value(EmptyResult::default()).unwrap(),
+            json!({})
+        );
+        assert_eq!(
+            serde_json::to_value(EmptyResult::complete()).unwrap(),
+            json!({"resultType": "complete"})
+        );
+        let r: EmptyResult = serde_json::from_value(json!({"_meta": {"k": 1}})).unwrap();
+        assert_eq!(r.meta, Some(obj(json!({"k": 1}))));
+        assert_eq!(r.result_type, None);
+        let r: EmptyResult = serde_json::from_value(json!({"resultType": "weird"})).unwrap();
+        assert_eq!(r.result_type, Some(ResultType::Other("weird".into())));
+    }
+
+    #[test]
+    fn error_data_shapes() {
+        let d = UnsupportedProtocolVersionData {
+            supported: vec!["2026-07-28".into(), "2025-11-25".into()],
+            requested: "1.0".into(),
+        };
+        let wire = json!({"supported": ["2026-07-28", "2025-11-25"], "requested": "1.0"});
+        assert_eq!(serde_json::to_value(&d).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<UnsupportedProtocolVersionData>(wire).unwrap(),
+            d
+        );
+
+        let d = MissingRequiredClientCapabilityData {
+            required_capabilities: ClientCapabilities {
+                sampling: Some(SamplingCapability::default()),
+                ..ClientCapabilities::default()
+            },
+        };
+        let wire = json!({"requiredCapabilities": {"sampling": {}}});
+        assert_eq!(serde_json::to_value(&d).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<MissingRequiredClientCapabilityData>(wire).unwrap(),
+            d
+        );
+        assert!(serde_json::from_value::<MissingRequiredClientCapabilityData>(json!({})).is_err());
+    }
+}

@@ -119,3 +119,103 @@ impl LoggingMessageNotificationParams {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use serde_json::json;
+
+    #[test]
+    fn levels_are_ordered_least_to_most_severe() {
+        for pair in LoggingLevel::ALL.windows(2) {
+            assert!(pair[0] < pair[1], "{:?} < {:?}", pair[0], pair[1]);
+        }
+        assert_eq!(LoggingLevel::ALL.iter().min(), Some(&LoggingLevel::Debug));
+        assert_eq!(
+            LoggingLevel::ALL.iter().max(),
+            Some(&LoggingLevel::Emergency)
+        );
+        assert!(LoggingLevel::Warning >= LoggingLevel::Notice);
+        assert!(LoggingLevel::Error > LoggingLevel::Warning);
+    }
+
+    #[test]
+    fn wire_names_parse_display_and_serde_agree() {
+        let names = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        for (level, name) in LoggingLevel::ALL.into_iter().zip(names) {
+            assert_eq!(level.as_str(), name);
+            assert_eq!(level.to_string(), name);
+            assert_eq!(LoggingLevel::parse(name), Some(level));
+            assert_eq!(serde_json::to_value(level).unwrap(), json!(name));
+            assert_eq!(
+                serde_json::from_value::<LoggingLevel>(json!(name)).unwrap(),
+                level
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_or_miscased_levels_are_rejected() {
+        for bad in ["Warning", "WARNING", "warn", "fatal", ""] {
+            assert_eq!(LoggingLevel::parse(bad), None, "{bad}");
+            assert!(serde_json::from_value::<LoggingLevel>(json!(bad)).is_err());
+        }
+        assert!(serde_json::from_value::<LoggingLevel>(json!(3)).is_err());
+    }
+
+    #[test]
+    fn set_level_params() {
+        let p = SetLevelRequestParams::new(LoggingLevel::Info);
+        assert_eq!(serde_json::to_value(&p).unwrap(), json!({"level": "info"}));
+        let wire = json!({"level": "critical", "_meta": {"progressToken": 1}});
+        let p: SetLevelRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.level, LoggingLevel::Critical);
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(serde_json::from_value::<SetLevelRequestParams>(json!({})).is_err());
+    }
+
+    #[test]
+    fn message_params_new_and_with_logger() {
+        let p = LoggingMessageNotificationParams::new(LoggingLevel::Error, "disk full");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"level": "error", "data": "disk full"})
+        );
+
+        let p = LoggingMessageNotificationParams::new(LoggingLevel::Debug, json!({"rows": 3}))
+            .with_logger("db");
+        assert_eq!(p.logger.as_deref(), Some("db"));
+        let wire = json!({"level": "debug", "logger": "db", "data": {"rows": 3}});
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<LoggingMessageNotificationParams>(wire).unwrap(),
+            p
+        );
+    }
+
+    #[test]
+    fn message_params_keep_meta_and_need_data() {
+        let wire = json!({
+            "level": "alert",
+            "data": null,
+            "_meta": {"io.modelcontextprotocol/subscriptionId": 4}
+        });
+        let p: LoggingMessageNotificationParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.data, Value::Null);
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(
+            serde_json::from_value::<LoggingMessageNotificationParams>(json!({"level": "info"}))
+                .is_err()
+        );
+    }
+}

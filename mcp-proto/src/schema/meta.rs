@@ -380,3 +380,316 @@ pub fn progress_meta(token: &ProgressToken) -> Meta {
     m.insert(PROGRESS_TOKEN_KEY.into(), v);
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::lifecycle::RootsCapability;
+    use crate::version::ProtocolVersion;
+    use alloc::string::ToString;
+    use alloc::vec;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Meta {
+        match v {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn request_and_notification_params_carry_only_meta() {
+        assert_eq!(
+            serde_json::to_value(RequestParams::default()).unwrap(),
+            json!({})
+        );
+        assert_eq!(
+            serde_json::to_value(NotificationParams::default()).unwrap(),
+            json!({})
+        );
+
+        let meta = obj(json!({"progressToken": 1, "custom": {"x": [1, 2]}}));
+        let p = RequestParams::with_meta(meta.clone());
+        let wire = json!({"_meta": {"progressToken": 1, "custom": {"x": [1, 2]}}});
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<RequestParams>(wire.clone()).unwrap(),
+            p
+        );
+
+        let n = NotificationParams::with_meta(meta);
+        assert_eq!(serde_json::to_value(&n).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<NotificationParams>(wire).unwrap(),
+            n
+        );
+
+        // Unknown members are ignored, a non-object `_meta` is rejected.
+        let p: RequestParams = serde_json::from_value(json!({"other": 1})).unwrap();
+        assert_eq!(p.meta, None);
+        assert!(serde_json::from_value::<RequestParams>(json!({"_meta": 5})).is_err());
+    }
+
+    #[test]
+    fn paginated_params_after_sets_only_cursor() {
+        let p = PaginatedRequestParams::after("page-2");
+        assert_eq!(p.cursor.as_deref(), Some("page-2"));
+        assert_eq!(p.meta, None);
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"cursor": "page-2"})
+        );
+        assert_eq!(
+            serde_json::to_value(PaginatedRequestParams::default()).unwrap(),
+            json!({})
+        );
+        let back: PaginatedRequestParams =
+            serde_json::from_value(json!({"cursor": "c", "_meta": {"k": true}})).unwrap();
+        assert_eq!(back.cursor.as_deref(), Some("c"));
+        assert_eq!(back.meta, Some(obj(json!({"k": true}))));
+    }
+
+    #[test]
+    fn role_is_lowercase() {
+        assert_eq!(serde_json::to_value(Role::User).unwrap(), json!("user"));
+        assert_eq!(
+            serde_json::to_value(Role::Assistant).unwrap(),
+            json!("assistant")
+        );
+        assert_eq!(
+            serde_json::from_value::<Role>(json!("assistant")).unwrap(),
+            Role::Assistant
+        );
+        assert!(serde_json::from_value::<Role>(json!("User")).is_err());
+        assert!(serde_json::from_value::<Role>(json!("system")).is_err());
+    }
+
+    #[test]
+    fn annotations_use_camel_case_and_omit_none() {
+        assert_eq!(
+            serde_json::to_value(Annotations::default()).unwrap(),
+            json!({})
+        );
+        let a = Annotations {
+            audience: Some(vec![Role::User, Role::Assistant]),
+            priority: Some(0.5),
+            last_modified: Some("2025-01-12T15:00:58Z".into()),
+        };
+        let wire = json!({
+            "audience": ["user", "assistant"],
+            "priority": 0.5,
+            "lastModified": "2025-01-12T15:00:58Z"
+        });
+        assert_eq!(serde_json::to_value(&a).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<Annotations>(wire).unwrap(), a);
+    }
+
+    #[test]
+    fn icon_new_and_full_round_trip() {
+        let i = Icon::new("https://example.com/i.png");
+        assert_eq!(
+            serde_json::to_value(&i).unwrap(),
+            json!({"src": "https://example.com/i.png"})
+        );
+
+        let wire = json!({
+            "src": "data:image/png;base64,AAAA",
+            "mimeType": "image/png",
+            "sizes": ["48x48", "any"],
+            "theme": "dark"
+        });
+        let i: Icon = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(i.mime_type.as_deref(), Some("image/png"));
+        assert_eq!(i.theme, Some(IconTheme::Dark));
+        assert_eq!(serde_json::to_value(&i).unwrap(), wire);
+
+        assert!(serde_json::from_value::<Icon>(json!({"mimeType": "image/png"})).is_err());
+        assert!(serde_json::from_value::<Icon>(json!({"src": "x", "theme": "Dark"})).is_err());
+        assert_eq!(
+            serde_json::to_value(IconTheme::Light).unwrap(),
+            json!("light")
+        );
+    }
+
+    #[test]
+    fn result_type_known_values() {
+        assert_eq!(ResultType::default(), ResultType::Complete);
+        for (wire, t) in [
+            ("complete", ResultType::Complete),
+            ("input_required", ResultType::InputRequired),
+            ("task", ResultType::Task),
+        ] {
+            assert_eq!(ResultType::parse(wire), t);
+            assert_eq!(t.as_str(), wire);
+            assert_eq!(t.to_string(), wire);
+            assert_eq!(serde_json::to_value(&t).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<ResultType>(json!(wire)).unwrap(),
+                t
+            );
+        }
+    }
+
+    #[test]
+    fn result_type_keeps_unknown_values() {
+        let t: ResultType = serde_json::from_str(r#""streaming""#).unwrap();
+        assert_eq!(t, ResultType::Other("streaming".into()));
+        assert_eq!(t.as_str(), "streaming");
+        assert_eq!(serde_json::to_string(&t).unwrap(), r#""streaming""#);
+        // Case matters: "Complete" is not "complete".
+        assert_eq!(
+            ResultType::parse("Complete"),
+            ResultType::Other("Complete".into())
+        );
+        // Escaped strings (not borrowable) still parse.
+        assert_eq!(
+            serde_json::from_str::<ResultType>(r#""inp\u0075t_required""#).unwrap(),
+            ResultType::InputRequired
+        );
+        assert!(serde_json::from_value::<ResultType>(json!(1)).is_err());
+        assert!(serde_json::from_value::<ResultType>(json!(null)).is_err());
+    }
+
+    #[test]
+    fn cache_scope_is_lowercase() {
+        assert_eq!(
+            serde_json::to_value(CacheScope::Public).unwrap(),
+            json!("public")
+        );
+        assert_eq!(
+            serde_json::from_value::<CacheScope>(json!("private")).unwrap(),
+            CacheScope::Private
+        );
+        assert!(serde_json::from_value::<CacheScope>(json!("shared")).is_err());
+    }
+
+    #[test]
+    fn request_meta_to_meta_uses_reserved_keys() {
+        let caps = ClientCapabilities {
+            roots: Some(RootsCapability::default()),
+            ..ClientCapabilities::default()
+        };
+        let rm = RequestMeta::new("2026-07-28", caps)
+            .with_client_info(Implementation::new("client", "1.0"))
+            .with_progress_token(7)
+            .with_log_level(LoggingLevel::Warning);
+        let m = rm.to_meta().unwrap();
+        assert_eq!(
+            Value::Object(m.clone()),
+            json!({
+                "progressToken": 7,
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "client", "version": "1.0"},
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+                "io.modelcontextprotocol/logLevel": "warning"
+            })
+        );
+        assert!(m.contains_key(PROGRESS_TOKEN_KEY));
+        assert!(m.contains_key(PROTOCOL_VERSION_KEY));
+        assert!(m.contains_key(CLIENT_INFO_KEY));
+        assert!(m.contains_key(CLIENT_CAPABILITIES_KEY));
+        assert!(m.contains_key(LOG_LEVEL_KEY));
+
+        let back = RequestMeta::from_meta(&m).unwrap();
+        assert_eq!(back, rm);
+        assert!(back.other.is_empty());
+        assert_eq!(back.version(), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(progress_token(Some(&m)), Some(RequestId::Number(7)));
+    }
+
+    #[test]
+    fn request_meta_keeps_other_keys() {
+        let m = obj(json!({
+            "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+            "progressToken": "tok",
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "com.example/custom": {"x": 1}
+        }));
+        let rm = RequestMeta::from_meta(&m).unwrap();
+        assert_eq!(rm.protocol_version.as_deref(), Some("2025-11-25"));
+        assert_eq!(rm.progress_token, Some(RequestId::from("tok")));
+        assert_eq!(rm.client_capabilities, None);
+        assert_eq!(rm.client_info, None);
+        assert_eq!(rm.log_level, None);
+        assert_eq!(rm.other.len(), 2);
+        assert!(rm.other.contains_key(TRACEPARENT_KEY));
+        assert_eq!(rm.other["com.example/custom"], json!({"x": 1}));
+        assert_eq!(rm.version(), Some(ProtocolVersion::V2025_11_25));
+        assert_eq!(rm.to_meta().unwrap(), m);
+
+        let empty = RequestMeta::from_meta(&Meta::new()).unwrap();
+        assert_eq!(empty, RequestMeta::default());
+        assert!(empty.to_meta().unwrap().is_empty());
+        assert_eq!(empty.version(), None);
+    }
+
+    #[test]
+    fn request_meta_unknown_version_is_none() {
+        let rm = RequestMeta::new("1999-01-01", ClientCapabilities::default());
+        assert_eq!(rm.protocol_version.as_deref(), Some("1999-01-01"));
+        assert_eq!(rm.version(), None);
+    }
+
+    #[test]
+    fn request_meta_rejects_malformed_typed_keys() {
+        for bad in [
+            json!({"progressToken": true}),
+            json!({"progressToken": 1.5}),
+            json!({"io.modelcontextprotocol/protocolVersion": 20260728}),
+            json!({"io.modelcontextprotocol/logLevel": "verbose"}),
+            json!({"io.modelcontextprotocol/clientInfo": {"name": "no version"}}),
+            json!({"io.modelcontextprotocol/clientCapabilities": "all"}),
+        ] {
+            assert!(RequestMeta::from_meta(&obj(bad.clone())).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn progress_token_helper() {
+        assert_eq!(progress_token(None), None);
+        assert_eq!(progress_token(Some(&Meta::new())), None);
+        let read = |v: Value| progress_token(Some(&obj(json!({"progressToken": v}))));
+        assert_eq!(read(json!("abc")), Some(RequestId::from("abc")));
+        assert_eq!(read(json!(42)), Some(RequestId::Number(42)));
+        assert_eq!(read(json!(-3)), Some(RequestId::Number(-3)));
+        assert_eq!(read(json!(1.5)), None);
+        assert_eq!(read(json!(u64::MAX)), None);
+        assert_eq!(read(json!(true)), None);
+        assert_eq!(read(json!(null)), None);
+        // The subscription id key is not a progress token.
+        assert_eq!(
+            progress_token(Some(&subscription_meta(&RequestId::Number(1)))),
+            None
+        );
+    }
+
+    #[test]
+    fn progress_and_subscription_meta_round_trip() {
+        for id in [RequestId::Number(9), RequestId::from("s-1")] {
+            let pm = progress_meta(&id);
+            assert_eq!(pm.len(), 1);
+            assert_eq!(progress_token(Some(&pm)), Some(id.clone()));
+
+            let sm = subscription_meta(&id);
+            assert_eq!(sm.len(), 1);
+            assert!(sm.contains_key(SUBSCRIPTION_ID_KEY));
+            assert_eq!(subscription_id(Some(&sm)), Some(id.clone()));
+            assert_eq!(subscription_id(Some(&pm)), None);
+        }
+        assert_eq!(
+            Value::Object(progress_meta(&RequestId::from("t"))),
+            json!({"progressToken": "t"})
+        );
+        assert_eq!(
+            Value::Object(subscription_meta(&RequestId::Number(3))),
+            json!({"io.modelcontextprotocol/subscriptionId": 3})
+        );
+        assert_eq!(subscription_id(None), None);
+        assert_eq!(
+            subscription_id(Some(&obj(
+                json!({"io.modelcontextprotocol/subscriptionId": [1]})
+            ))),
+            None
+        );
+    }
+}

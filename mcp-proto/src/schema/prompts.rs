@@ -178,3 +178,173 @@ pub struct GetPromptResult {
 
 /// Params of `notifications/prompts/list_changed`.
 pub type PromptListChangedNotificationParams = super::meta::NotificationParams;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::elicitation::ElicitResult;
+    use crate::schema::tools::InputResponse;
+    use alloc::vec;
+    use serde_json::json;
+
+    #[test]
+    fn prompt_and_argument_constructors_omit_none() {
+        assert_eq!(
+            serde_json::to_value(Prompt::new("review")).unwrap(),
+            json!({"name": "review"})
+        );
+        assert_eq!(
+            serde_json::to_value(PromptArgument::new("code")).unwrap(),
+            json!({"name": "code"})
+        );
+    }
+
+    #[test]
+    fn prompt_full_round_trip() {
+        let wire = json!({
+            "name": "code_review",
+            "title": "Request Code Review",
+            "description": "Asks the LLM to review code",
+            "arguments": [
+                {"name": "code", "title": "Code", "description": "The code", "required": true},
+                {"name": "style"}
+            ],
+            "icons": [{"src": "https://x/i.svg", "mimeType": "image/svg+xml"}],
+            "_meta": {"k": 1}
+        });
+        let p: Prompt = serde_json::from_value(wire.clone()).unwrap();
+        let args = p.arguments.as_ref().unwrap();
+        assert_eq!(args[0].required, Some(true));
+        assert_eq!(args[1], PromptArgument::new("style"));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(serde_json::from_value::<Prompt>(json!({"title": "no name"})).is_err());
+        assert!(
+            serde_json::from_value::<PromptArgument>(json!({"name": "a", "required": "yes"}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn list_prompts_result_names() {
+        assert_eq!(
+            serde_json::to_value(ListPromptsResult::default()).unwrap(),
+            json!({"prompts": []})
+        );
+        let wire = json!({
+            "prompts": [{"name": "a"}],
+            "nextCursor": "n1",
+            "ttlMs": 60000,
+            "cacheScope": "private",
+            "resultType": "complete",
+            "_meta": {"m": 0}
+        });
+        let r: ListPromptsResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.next_cursor.as_deref(), Some("n1"));
+        assert_eq!(r.ttl_ms, Some(60000));
+        assert_eq!(r.cache_scope, Some(CacheScope::Private));
+        assert_eq!(r.result_type, Some(ResultType::Complete));
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert!(serde_json::from_value::<ListPromptsResult>(json!({"nextCursor": "x"})).is_err());
+    }
+
+    #[test]
+    fn get_prompt_params_with_argument() {
+        let p = GetPromptRequestParams::new("greet");
+        assert_eq!(p.arguments, None);
+        assert_eq!(serde_json::to_value(&p).unwrap(), json!({"name": "greet"}));
+
+        let p = GetPromptRequestParams::new("greet")
+            .with_argument("name", "Ada")
+            .with_argument("lang", "en")
+            .with_argument("name", "Grace");
+        let args = p.arguments.as_ref().unwrap();
+        assert_eq!(args.len(), 2);
+        assert_eq!(args["name"], "Grace");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"name": "greet", "arguments": {"lang": "en", "name": "Grace"}})
+        );
+        assert!(
+            serde_json::from_value::<GetPromptRequestParams>(
+                json!({"name": "g", "arguments": {"n": 1}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn get_prompt_params_retry_fields() {
+        let wire = json!({
+            "name": "greet",
+            "inputResponses": {"confirm": {"action": "decline"}},
+            "requestState": "opaque-state",
+            "_meta": {"progressToken": 2}
+        });
+        let p: GetPromptRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(
+            p.input_responses.as_ref().unwrap()["confirm"],
+            InputResponse::Elicit(ElicitResult::decline())
+        );
+        assert_eq!(p.request_state.as_deref(), Some("opaque-state"));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+    }
+
+    #[test]
+    fn prompt_message_constructors() {
+        let u = PromptMessage::user("hi");
+        assert_eq!(u.role, Role::User);
+        assert_eq!(u.content.as_text(), Some("hi"));
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"role": "user", "content": {"type": "text", "text": "hi"}})
+        );
+        let a = PromptMessage::assistant("hello");
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            json!({"role": "assistant", "content": {"type": "text", "text": "hello"}})
+        );
+        assert!(
+            serde_json::from_value::<PromptMessage>(
+                json!({"role": "system", "content": {"type": "text", "text": "x"}})
+            )
+            .is_err()
+        );
+        // One block, not an array.
+        assert!(
+            serde_json::from_value::<PromptMessage>(
+                json!({"role": "user", "content": [{"type": "text", "text": "x"}]})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn get_prompt_result_round_trip() {
+        let r = GetPromptResult {
+            description: Some("Greeting".into()),
+            messages: vec![
+                PromptMessage::user("hi"),
+                PromptMessage {
+                    role: Role::Assistant,
+                    content: Content::image("AA==", "image/png"),
+                },
+            ],
+            result_type: Some(ResultType::Complete),
+            meta: None,
+        };
+        let wire = json!({
+            "description": "Greeting",
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "hi"}},
+                {"role": "assistant", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}}
+            ],
+            "resultType": "complete"
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<GetPromptResult>(wire).unwrap(), r);
+        assert_eq!(
+            serde_json::to_value(GetPromptResult::default()).unwrap(),
+            json!({"messages": []})
+        );
+    }
+}

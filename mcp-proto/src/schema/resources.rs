@@ -287,3 +287,238 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::RequestId;
+    use crate::schema::meta::{Role, subscription_id, subscription_meta};
+    use alloc::vec;
+    use serde_json::json;
+
+    #[test]
+    fn resource_new_and_full_round_trip() {
+        assert_eq!(
+            serde_json::to_value(Resource::new("file:///r.md", "r.md")).unwrap(),
+            json!({"uri": "file:///r.md", "name": "r.md"})
+        );
+        let wire = json!({
+            "uri": "file:///r.md",
+            "name": "r.md",
+            "title": "Readme",
+            "description": "The readme",
+            "mimeType": "text/markdown",
+            "annotations": {"audience": ["user"], "priority": 0.9},
+            "size": 1024,
+            "icons": [{"src": "https://x/i.png"}],
+            "_meta": {"k": 1}
+        });
+        let r: Resource = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.size, Some(1024));
+        assert_eq!(r.mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(
+            r.annotations.as_ref().unwrap().audience,
+            Some(vec![Role::User])
+        );
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert!(serde_json::from_value::<Resource>(json!({"uri": "u"})).is_err());
+        assert!(
+            serde_json::from_value::<Resource>(json!({"uri": "u", "name": "n", "size": -1}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn resource_template_uses_uri_template() {
+        let t = ResourceTemplate::new("file:///{path}", "files");
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"uriTemplate": "file:///{path}", "name": "files"})
+        );
+        assert!(
+            serde_json::from_value::<ResourceTemplate>(json!({"uri": "file:///{p}", "name": "f"}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn list_results_names() {
+        assert_eq!(
+            serde_json::to_value(ListResourcesResult::default()).unwrap(),
+            json!({"resources": []})
+        );
+        assert_eq!(
+            serde_json::to_value(ListResourceTemplatesResult::default()).unwrap(),
+            json!({"resourceTemplates": []})
+        );
+        let wire = json!({
+            "resourceTemplates": [{"uriTemplate": "db://{t}", "name": "tables", "mimeType": "application/json"}],
+            "nextCursor": "c",
+            "ttlMs": 0,
+            "cacheScope": "public",
+            "resultType": "complete"
+        });
+        let r: ListResourceTemplatesResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.resource_templates[0].uri_template, "db://{t}");
+        assert_eq!(r.cache_scope, Some(CacheScope::Public));
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+
+        let wire =
+            json!({"resources": [{"uri": "a", "name": "b"}], "nextCursor": "c2", "_meta": {}});
+        let r: ListResourcesResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.resources[0], Resource::new("a", "b"));
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+    }
+
+    #[test]
+    fn read_params_new_and_retry_fields() {
+        let p = ReadResourceRequestParams::new("file:///x");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"uri": "file:///x"})
+        );
+        let wire = json!({
+            "uri": "file:///x",
+            "inputResponses": {"roots": {"roots": []}},
+            "requestState": "s",
+            "_meta": {"progressToken": 1}
+        });
+        let p: ReadResourceRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.request_state.as_deref(), Some("s"));
+        assert!(p.input_responses.as_ref().unwrap().contains_key("roots"));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(serde_json::from_value::<ReadResourceRequestParams>(json!({})).is_err());
+    }
+
+    #[test]
+    fn read_result_with_mixed_contents() {
+        let r = ReadResourceResult {
+            contents: vec![
+                ResourceContents::text("file:///d/a.txt", "A"),
+                ResourceContents::blob("file:///d/b.bin", "Qg=="),
+            ],
+            ttl_ms: Some(5000),
+            cache_scope: Some(CacheScope::Private),
+            result_type: Some(ResultType::Complete),
+            meta: None,
+        };
+        let wire = json!({
+            "contents": [
+                {"uri": "file:///d/a.txt", "text": "A"},
+                {"uri": "file:///d/b.bin", "blob": "Qg=="}
+            ],
+            "ttlMs": 5000,
+            "cacheScope": "private",
+            "resultType": "complete"
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<ReadResourceResult>(wire).unwrap(),
+            r
+        );
+        assert!(
+            serde_json::from_value::<ReadResourceResult>(json!({"contents": [{"uri": "u"}]}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn subscribe_and_updated_params() {
+        assert_eq!(
+            serde_json::to_value(SubscribeRequestParams::new("file:///w")).unwrap(),
+            json!({"uri": "file:///w"})
+        );
+        let mut n = ResourceUpdatedNotificationParams::new("file:///w/sub");
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            json!({"uri": "file:///w/sub"})
+        );
+        n.meta = Some(subscription_meta(&RequestId::Number(12)));
+        let wire = serde_json::to_value(&n).unwrap();
+        assert_eq!(
+            wire,
+            json!({"uri": "file:///w/sub", "_meta": {"io.modelcontextprotocol/subscriptionId": 12}})
+        );
+        let back: ResourceUpdatedNotificationParams = serde_json::from_value(wire).unwrap();
+        assert_eq!(
+            subscription_id(back.meta.as_ref()),
+            Some(RequestId::Number(12))
+        );
+        assert_eq!(
+            serde_json::to_value(ResourceListChangedNotificationParams::default()).unwrap(),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn subscription_filter_names() {
+        assert_eq!(
+            serde_json::to_value(SubscriptionFilter::default()).unwrap(),
+            json!({})
+        );
+        let f = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(false),
+            resources_list_changed: Some(true),
+            resource_subscriptions: Some(vec!["file:///a".into()]),
+            task_ids: Some(vec!["t1".into()]),
+        };
+        let wire = json!({
+            "toolsListChanged": true,
+            "promptsListChanged": false,
+            "resourcesListChanged": true,
+            "resourceSubscriptions": ["file:///a"],
+            "taskIds": ["t1"]
+        });
+        assert_eq!(serde_json::to_value(&f).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<SubscriptionFilter>(wire).unwrap(),
+            f
+        );
+    }
+
+    #[test]
+    fn listen_params_result_and_acknowledgement() {
+        let wire = json!({
+            "notifications": {"toolsListChanged": true},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        });
+        let p: SubscriptionsListenRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.notifications.tools_list_changed, Some(true));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(serde_json::from_value::<SubscriptionsListenRequestParams>(json!({})).is_err());
+
+        assert_eq!(
+            serde_json::to_value(SubscriptionsListenResult::default()).unwrap(),
+            json!({})
+        );
+        let r = SubscriptionsListenResult {
+            result_type: Some(ResultType::Complete),
+            meta: Some(subscription_meta(&RequestId::from("L1"))),
+        };
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": "L1"}})
+        );
+
+        let ack = SubscriptionsAcknowledgedNotificationParams {
+            notifications: SubscriptionFilter {
+                resources_list_changed: Some(true),
+                ..SubscriptionFilter::default()
+            },
+            meta: Some(subscription_meta(&RequestId::Number(1))),
+        };
+        let wire = serde_json::to_value(&ack).unwrap();
+        assert_eq!(
+            wire,
+            json!({
+                "notifications": {"resourcesListChanged": true},
+                "_meta": {"io.modelcontextprotocol/subscriptionId": 1}
+            })
+        );
+        assert_eq!(
+            serde_json::from_value::<SubscriptionsAcknowledgedNotificationParams>(wire).unwrap(),
+            ack
+        );
+    }
+}

@@ -293,3 +293,260 @@ impl CreateMessageResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::content::{TextContent, ToolUseContent};
+    use alloc::string::ToString;
+    use serde_json::json;
+
+    #[test]
+    fn message_content_single_or_multiple() {
+        let single: SamplingMessageContent =
+            serde_json::from_value(json!({"type": "text", "text": "a"})).unwrap();
+        assert!(matches!(single, SamplingMessageContent::Single(_)));
+        assert_eq!(single.blocks().len(), 1);
+        assert_eq!(single.blocks()[0].as_text(), Some("a"));
+
+        let multi: SamplingMessageContent = serde_json::from_value(json!([
+            {"type": "text", "text": "a"},
+            {"type": "tool_use", "id": "1", "name": "t", "input": {}}
+        ]))
+        .unwrap();
+        assert!(matches!(multi, SamplingMessageContent::Multiple(_)));
+        assert_eq!(multi.blocks().len(), 2);
+        let blocks = multi.clone().into_blocks();
+        assert!(matches!(blocks[1], SamplingContent::ToolUse(_)));
+        assert_eq!(
+            single.clone().into_blocks(),
+            vec![SamplingContent::text("a")]
+        );
+
+        let empty: SamplingMessageContent = serde_json::from_value(json!([])).unwrap();
+        assert_eq!(empty, SamplingMessageContent::Multiple(Vec::new()));
+        assert!(empty.blocks().is_empty());
+    }
+
+    #[test]
+    fn message_content_serialises_in_its_own_form() {
+        let single = SamplingMessageContent::from(SamplingContent::text("x"));
+        assert_eq!(
+            serde_json::to_value(&single).unwrap(),
+            json!({"type": "text", "text": "x"})
+        );
+        let multi = SamplingMessageContent::from(vec![SamplingContent::text("x")]);
+        assert_eq!(
+            serde_json::to_value(&multi).unwrap(),
+            json!([{"type": "text", "text": "x"}])
+        );
+        assert!(serde_json::from_value::<SamplingMessageContent>(json!("x")).is_err());
+        assert!(
+            serde_json::from_value::<SamplingMessageContent>(json!({"type": "video"})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<SamplingMessageContent>(json!([{"type": "video"}])).is_err()
+        );
+    }
+
+    #[test]
+    fn sampling_message_constructors_and_meta() {
+        let u = SamplingMessage::user("q");
+        assert_eq!(u.role, Role::User);
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"role": "user", "content": {"type": "text", "text": "q"}})
+        );
+        let a = SamplingMessage::assistant("r");
+        assert_eq!(a.role, Role::Assistant);
+        assert_eq!(a.content.blocks()[0].as_text(), Some("r"));
+
+        let wire = json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": "r"}],
+            "_meta": {"k": 1}
+        });
+        let m: SamplingMessage = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire);
+        assert!(serde_json::from_value::<SamplingMessage>(json!({"role": "user"})).is_err());
+    }
+
+    #[test]
+    fn model_preferences_names() {
+        assert_eq!(
+            serde_json::to_value(ModelPreferences::default()).unwrap(),
+            json!({})
+        );
+        let wire = json!({
+            "hints": [{"name": "claude-3-sonnet"}, {}],
+            "costPriority": 0.3,
+            "speedPriority": 0.8,
+            "intelligencePriority": 0.5
+        });
+        let p: ModelPreferences = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.hints.as_ref().unwrap()[1], ModelHint::default());
+        assert_eq!(p.speed_priority, Some(0.8));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+    }
+
+    #[test]
+    fn include_context_and_tool_choice_names() {
+        assert_eq!(IncludeContext::default(), IncludeContext::None);
+        for (c, s) in [
+            (IncludeContext::None, "none"),
+            (IncludeContext::ThisServer, "thisServer"),
+            (IncludeContext::AllServers, "allServers"),
+        ] {
+            assert_eq!(serde_json::to_value(c).unwrap(), json!(s));
+            assert_eq!(
+                serde_json::from_value::<IncludeContext>(json!(s)).unwrap(),
+                c
+            );
+        }
+        assert!(serde_json::from_value::<IncludeContext>(json!("this_server")).is_err());
+
+        assert_eq!(ToolChoiceMode::default(), ToolChoiceMode::Auto);
+        for (m, s) in [
+            (ToolChoiceMode::Auto, "auto"),
+            (ToolChoiceMode::Required, "required"),
+            (ToolChoiceMode::None, "none"),
+        ] {
+            assert_eq!(serde_json::to_value(m).unwrap(), json!(s));
+            assert_eq!(
+                serde_json::from_value::<ToolChoiceMode>(json!(s)).unwrap(),
+                m
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(ToolChoice::default()).unwrap(),
+            json!({})
+        );
+        assert!(serde_json::from_value::<ToolChoice>(json!({"mode": "any"})).is_err());
+    }
+
+    #[test]
+    fn create_message_params_new_and_names() {
+        let p = CreateMessageRequestParams::new(vec![SamplingMessage::user("hi")], 100);
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 100
+            })
+        );
+
+        let wire = json!({
+            "messages": [],
+            "modelPreferences": {"hints": [{"name": "sonnet"}]},
+            "systemPrompt": "be brief",
+            "includeContext": "thisServer",
+            "temperature": 0.7,
+            "maxTokens": 5,
+            "stopSequences": ["\n\n"],
+            "metadata": {"provider": "x"},
+            "tools": [{"name": "calc", "inputSchema": {"type": "object"}}],
+            "toolChoice": {"mode": "required"},
+            "task": {"ttl": 1000},
+            "_meta": {"progressToken": 3}
+        });
+        let p: CreateMessageRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.include_context, Some(IncludeContext::ThisServer));
+        assert_eq!(p.tools.as_ref().unwrap()[0].name, "calc");
+        assert_eq!(p.task.as_ref().unwrap().ttl, Some(1000));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+
+        assert!(
+            serde_json::from_value::<CreateMessageRequestParams>(json!({"messages": []})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<CreateMessageRequestParams>(
+                json!({"messages": [], "maxTokens": -1})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn stop_reason_known_and_unknown() {
+        for (r, s) in [
+            (StopReason::EndTurn, "endTurn"),
+            (StopReason::StopSequence, "stopSequence"),
+            (StopReason::MaxTokens, "maxTokens"),
+            (StopReason::ToolUse, "toolUse"),
+        ] {
+            assert_eq!(r.as_str(), s);
+            assert_eq!(r.to_string(), s);
+            assert_eq!(StopReason::parse(s), r);
+            assert_eq!(serde_json::to_value(&r).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<StopReason>(json!(s)).unwrap(), r);
+        }
+        let other: StopReason = serde_json::from_value(json!("content_filter")).unwrap();
+        assert_eq!(other, StopReason::Other("content_filter".into()));
+        assert_eq!(
+            serde_json::to_value(&other).unwrap(),
+            json!("content_filter")
+        );
+        assert_eq!(
+            StopReason::parse("end_turn"),
+            StopReason::Other("end_turn".into())
+        );
+        assert!(serde_json::from_value::<StopReason>(json!(null)).is_err());
+        assert!(serde_json::from_value::<StopReason>(json!(1)).is_err());
+    }
+
+    #[test]
+    fn create_message_result_text() {
+        let r = CreateMessageResult::text("claude", "Paris");
+        assert_eq!(r.role, Role::Assistant);
+        assert_eq!(r.stop_reason, Some(StopReason::EndTurn));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "Paris"},
+                "model": "claude",
+                "stopReason": "endTurn"
+            })
+        );
+    }
+
+    #[test]
+    fn create_message_result_with_tool_use_round_trip() {
+        let wire = json!({
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "let me check"},
+                {"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Oslo"}}
+            ],
+            "model": "m",
+            "stopReason": "toolUse",
+            "_meta": {"k": "v"}
+        });
+        let r: CreateMessageResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
+        let blocks = r.content.blocks();
+        assert_eq!(
+            blocks[0],
+            SamplingContent::Text(TextContent {
+                text: "let me check".to_string(),
+                ..TextContent::default()
+            })
+        );
+        assert!(
+            matches!(&blocks[1], SamplingContent::ToolUse(ToolUseContent { name, .. }) if name == "weather")
+        );
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+
+        let no_reason: CreateMessageResult = serde_json::from_value(
+            json!({"role": "assistant", "content": {"type": "text", "text": ""}, "model": "m"}),
+        )
+        .unwrap();
+        assert_eq!(no_reason.stop_reason, None);
+        assert!(
+            serde_json::from_value::<CreateMessageResult>(
+                json!({"role": "assistant", "content": {"type": "text", "text": ""}})
+            )
+            .is_err()
+        );
+    }
+}

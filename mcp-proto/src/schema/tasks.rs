@@ -329,3 +329,260 @@ pub mod extension {
         pub meta: Option<Meta>,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::elicitation::{ElicitRequestParams, ElicitResult, ElicitationSchema};
+    use crate::schema::meta::ResultType;
+    use crate::schema::tools::{InputRequest, InputResponse};
+    use alloc::vec;
+    use serde_json::json;
+
+    #[test]
+    fn status_names_and_terminality() {
+        for (s, wire, terminal) in [
+            (TaskStatus::Working, "working", false),
+            (TaskStatus::InputRequired, "input_required", false),
+            (TaskStatus::Completed, "completed", true),
+            (TaskStatus::Failed, "failed", true),
+            (TaskStatus::Cancelled, "cancelled", true),
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(wire));
+            assert_eq!(
+                serde_json::from_value::<TaskStatus>(json!(wire)).unwrap(),
+                s
+            );
+            assert_eq!(s.is_terminal(), terminal, "{wire}");
+        }
+        for bad in ["inputRequired", "canceled", "paused", "Working"] {
+            assert!(
+                serde_json::from_value::<TaskStatus>(json!(bad)).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn task_new_writes_null_ttl() {
+        let t = Task::new("t-1", TaskStatus::Working, "2025-11-25T10:00:00Z");
+        assert_eq!(t.created_at, t.last_updated_at);
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({
+                "taskId": "t-1",
+                "status": "working",
+                "createdAt": "2025-11-25T10:00:00Z",
+                "lastUpdatedAt": "2025-11-25T10:00:00Z",
+                "ttl": null
+            })
+        );
+    }
+
+    #[test]
+    fn task_full_round_trip_and_missing_ttl() {
+        let wire = json!({
+            "taskId": "t-2",
+            "status": "input_required",
+            "statusMessage": "waiting for the user",
+            "createdAt": "2025-11-25T10:00:00Z",
+            "lastUpdatedAt": "2025-11-25T10:05:00Z",
+            "ttl": 60000,
+            "pollInterval": 500,
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t-2"}}
+        });
+        let t: Task = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(t.status, TaskStatus::InputRequired);
+        assert_eq!(t.ttl, Some(60000));
+        assert_eq!(t.poll_interval, Some(500));
+        assert_eq!(serde_json::to_value(&t).unwrap(), wire);
+
+        let t: Task = serde_json::from_value(json!({
+            "taskId": "t", "status": "completed", "createdAt": "a", "lastUpdatedAt": "b"
+        }))
+        .unwrap();
+        assert_eq!(t.ttl, None);
+
+        for bad in [
+            json!({"taskId": "t", "createdAt": "a", "lastUpdatedAt": "b"}),
+            json!({"taskId": "t", "status": "paused", "createdAt": "a", "lastUpdatedAt": "b"}),
+            json!({"status": "working", "createdAt": "a", "lastUpdatedAt": "b"}),
+            json!({"taskId": "t", "status": "working", "lastUpdatedAt": "b"}),
+        ] {
+            assert!(
+                serde_json::from_value::<Task>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_param_types() {
+        assert_eq!(
+            serde_json::to_value(TaskMetadata::default()).unwrap(),
+            json!({})
+        );
+        assert_eq!(
+            serde_json::to_value(TaskMetadata { ttl: Some(1) }).unwrap(),
+            json!({"ttl": 1})
+        );
+        let r = RelatedTaskMetadata {
+            task_id: "abc".into(),
+        };
+        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"taskId": "abc"}));
+        assert_eq!(
+            serde_json::to_value(TaskIdParams::new("abc")).unwrap(),
+            json!({"taskId": "abc"})
+        );
+        assert!(serde_json::from_value::<TaskIdParams>(json!({"task_id": "abc"})).is_err());
+    }
+
+    #[test]
+    fn create_task_and_list_results() {
+        let c = CreateTaskResult {
+            task: Task::new("t", TaskStatus::Working, "now"),
+            meta: None,
+        };
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["task"]["taskId"], json!("t"));
+        assert_eq!(serde_json::from_value::<CreateTaskResult>(v).unwrap(), c);
+
+        let l = ListTasksResult {
+            tasks: vec![Task::new("a", TaskStatus::Failed, "now")],
+            next_cursor: Some("next".into()),
+            meta: None,
+        };
+        let v = serde_json::to_value(&l).unwrap();
+        assert_eq!(v["nextCursor"], json!("next"));
+        assert_eq!(v["tasks"][0]["status"], json!("failed"));
+        assert_eq!(serde_json::from_value::<ListTasksResult>(v).unwrap(), l);
+        assert_eq!(
+            serde_json::to_value(ListTasksResult::default()).unwrap(),
+            json!({"tasks": []})
+        );
+    }
+
+    #[test]
+    fn capability_names() {
+        let client = json!({
+            "list": {},
+            "cancel": {},
+            "requests": {
+                "sampling": {"createMessage": {}},
+                "elicitation": {"create": {}}
+            }
+        });
+        let c: ClientTasksCapability = serde_json::from_value(client.clone()).unwrap();
+        assert!(
+            c.requests
+                .as_ref()
+                .unwrap()
+                .sampling
+                .as_ref()
+                .unwrap()
+                .create_message
+                .is_some()
+        );
+        assert_eq!(serde_json::to_value(&c).unwrap(), client);
+
+        let server = json!({"list": {}, "requests": {"tools": {"call": {}}}});
+        let s: ServerTasksCapability = serde_json::from_value(server.clone()).unwrap();
+        assert!(s.cancel.is_none());
+        assert!(
+            s.requests
+                .as_ref()
+                .unwrap()
+                .tools
+                .as_ref()
+                .unwrap()
+                .call
+                .is_some()
+        );
+        assert_eq!(serde_json::to_value(&s).unwrap(), server);
+        assert_eq!(
+            serde_json::to_value(ClientTasksCapability::default()).unwrap(),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn extension_task_shapes() {
+        assert_eq!(extension::EXTENSION_ID, "io.modelcontextprotocol/tasks");
+        let t = extension::Task {
+            result_type: Some(ResultType::Task),
+            task_id: "x".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: "c".into(),
+            last_updated_at: "u".into(),
+            ttl_ms: None,
+            poll_interval_ms: Some(250),
+            input_requests: None,
+            result: None,
+            error: None,
+            meta: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({
+                "resultType": "task",
+                "taskId": "x",
+                "status": "working",
+                "createdAt": "c",
+                "lastUpdatedAt": "u",
+                "ttlMs": null,
+                "pollIntervalMs": 250
+            })
+        );
+
+        let wire = json!({
+            "taskId": "x",
+            "status": "input_required",
+            "createdAt": "c",
+            "lastUpdatedAt": "u",
+            "ttlMs": 1000,
+            "inputRequests": {
+                "ask": {
+                    "method": "elicitation/create",
+                    "params": {"message": "ok?", "requestedSchema": {"type": "object", "properties": {}}}
+                }
+            }
+        });
+        let t: extension::Task = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(t.result_type, None);
+        assert_eq!(
+            t.input_requests.as_ref().unwrap()["ask"],
+            InputRequest::Elicit(ElicitRequestParams::form("ok?", ElicitationSchema::new()))
+        );
+        assert_eq!(serde_json::to_value(&t).unwrap(), wire);
+
+        let done = json!({
+            "resultType": "complete",
+            "taskId": "x",
+            "status": "completed",
+            "createdAt": "c",
+            "lastUpdatedAt": "u",
+            "ttlMs": null,
+            "result": {"content": [], "isError": false}
+        });
+        let t: extension::Task = serde_json::from_value(done.clone()).unwrap();
+        assert_eq!(t.result_type, Some(ResultType::Complete));
+        assert!(t.result.is_some());
+        assert_eq!(serde_json::to_value(&t).unwrap(), done);
+    }
+
+    #[test]
+    fn extension_update_params() {
+        let wire = json!({"taskId": "x", "inputResponses": {"ask": {"action": "cancel"}}});
+        let p: extension::UpdateTaskRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(
+            p.input_responses["ask"],
+            InputResponse::Elicit(ElicitResult::cancel())
+        );
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        assert!(
+            serde_json::from_value::<extension::UpdateTaskRequestParams>(json!({"taskId": "x"}))
+                .is_err()
+        );
+    }
+}

@@ -557,3 +557,551 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for RequestOutcome<T> {
         out.map_err(D::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::elicitation::{ElicitationSchema, StringSchema};
+    use crate::schema::meta::Role;
+    use crate::schema::roots::Root;
+    use crate::schema::sampling::SamplingMessage;
+    use crate::schema::tasks::TaskStatus;
+    use alloc::string::ToString;
+    use serde_json::json;
+
+    fn obj(v: Value) -> JsonObject {
+        match v {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn elicit() -> ElicitRequestParams {
+        ElicitRequestParams::form(
+            "Confirm?",
+            ElicitationSchema::new().required_field("ok", StringSchema::default()),
+        )
+    }
+
+    #[test]
+    fn tool_constructors() {
+        assert_eq!(Value::Object(object_schema()), json!({"type": "object"}));
+        let t = Tool::without_params("ping").with_description("Pings");
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"name": "ping", "description": "Pings", "inputSchema": {"type": "object"}})
+        );
+        let schema = obj(json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+        let t = Tool::new("search", schema.clone());
+        assert_eq!(t.input_schema, schema);
+        assert_eq!(t.description, None);
+    }
+
+    #[test]
+    fn tool_full_round_trip() {
+        let wire = json!({
+            "name": "delete_file",
+            "title": "Delete file",
+            "description": "Deletes a file",
+            "inputSchema": {"type": "object", "required": ["path"]},
+            "outputSchema": {"type": "object"},
+            "annotations": {
+                "title": "Delete",
+                "readOnlyHint": false,
+                "destructiveHint": true,
+                "idempotentHint": true,
+                "openWorldHint": false
+            },
+            "execution": {"taskSupport": "optional"},
+            "icons": [{"src": "https://x/trash.svg", "theme": "light"}],
+            "_meta": {"k": 1}
+        });
+        let t: Tool = serde_json::from_value(wire.clone()).unwrap();
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(a.destructive_hint, Some(true));
+        assert_eq!(a.open_world_hint, Some(false));
+        assert_eq!(
+            t.execution.as_ref().unwrap().task_support,
+            Some(TaskSupport::Optional)
+        );
+        assert_eq!(serde_json::to_value(&t).unwrap(), wire);
+
+        assert!(serde_json::from_value::<Tool>(json!({"name": "x"})).is_err());
+        assert!(serde_json::from_value::<Tool>(json!({"name": "x", "inputSchema": true})).is_err());
+    }
+
+    #[test]
+    fn task_support_names() {
+        assert_eq!(TaskSupport::default(), TaskSupport::Forbidden);
+        for (t, s) in [
+            (TaskSupport::Forbidden, "forbidden"),
+            (TaskSupport::Optional, "optional"),
+            (TaskSupport::Required, "required"),
+        ] {
+            assert_eq!(serde_json::to_value(t).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<TaskSupport>(json!(s)).unwrap(), t);
+        }
+        assert!(serde_json::from_value::<TaskSupport>(json!("always")).is_err());
+    }
+
+    #[test]
+    fn list_tools_result() {
+        let r = ListToolsResult {
+            tools: vec![Tool::without_params("a")],
+            next_cursor: Some("n".into()),
+            ttl_ms: Some(10),
+            cache_scope: Some(CacheScope::Public),
+            result_type: Some(ResultType::Complete),
+            meta: None,
+        };
+        let wire = json!({
+            "tools": [{"name": "a", "inputSchema": {"type": "object"}}],
+            "nextCursor": "n",
+            "ttlMs": 10,
+            "cacheScope": "public",
+            "resultType": "complete"
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<ListToolsResult>(wire).unwrap(), r);
+        assert_eq!(
+            serde_json::to_value(ListToolsResult::default()).unwrap(),
+            json!({"tools": []})
+        );
+    }
+
+    #[test]
+    fn call_tool_params() {
+        let p = CallToolRequestParams::new("add", obj(json!({"a": 1, "b": 2})));
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}})
+        );
+        assert_eq!(
+            serde_json::to_value(CallToolParams::default()).unwrap(),
+            json!({"name": ""})
+        );
+
+        let wire = json!({
+            "name": "deploy",
+            "arguments": {},
+            "task": {"ttl": 60000},
+            "inputResponses": {
+                "confirm": {"action": "accept", "content": {"ok": "yes"}},
+                "roots": {"roots": [{"uri": "file:///w"}]}
+            },
+            "requestState": "state-1",
+            "_meta": {"progressToken": "p"}
+        });
+        let p: CallToolRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        let responses = p.input_responses.as_ref().unwrap();
+        assert!(matches!(responses["confirm"], InputResponse::Elicit(_)));
+        assert!(matches!(responses["roots"], InputResponse::ListRoots(_)));
+        assert_eq!(p.task, Some(TaskMetadata { ttl: Some(60000) }));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+
+        assert!(serde_json::from_value::<CallToolRequestParams>(json!({})).is_err());
+        assert!(
+            serde_json::from_value::<CallToolRequestParams>(json!({"name": "x", "arguments": [1]}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn call_tool_result_text_and_error() {
+        let r = CallToolResult::text("4");
+        assert!(!r.is_error());
+        assert_eq!(r.is_error, None);
+        assert_eq!(r.content[0].as_text(), Some("4"));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"content": [{"type": "text", "text": "4"}]})
+        );
+
+        let e = CallToolResult::error("boom");
+        assert!(e.is_error());
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"content": [{"type": "text", "text": "boom"}], "isError": true})
+        );
+
+        let explicit_false = CallToolResult {
+            is_error: Some(false),
+            ..CallToolResult::default()
+        };
+        assert!(!explicit_false.is_error());
+    }
+
+    #[test]
+    fn call_tool_result_structured_and_complete() {
+        let v = json!({"temperature": 22.5, "conditions": "cloudy"});
+        let r = CallToolResult::structured(v.clone());
+        assert_eq!(r.structured_content.as_ref(), Some(&v));
+        let text = r.content[0].as_text().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(text).unwrap(), v);
+        assert!(!r.is_error());
+
+        // 2026-07-28 allows any JSON value.
+        let r = CallToolResult::structured(json!([1, 2])).complete();
+        assert_eq!(r.result_type, Some(ResultType::Complete));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "content": [{"type": "text", "text": "[1,2]"}],
+                "structuredContent": [1, 2],
+                "resultType": "complete"
+            })
+        );
+
+        let r = CallToolResult::with_content(vec![Content::image("AA==", "image/png")]);
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.structured_content, None);
+        assert_eq!(r.result_type, None);
+    }
+
+    #[test]
+    fn call_tool_result_round_trip_and_rejection() {
+        let wire = json!({
+            "content": [],
+            "structuredContent": {"x": 1},
+            "isError": false,
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+        });
+        let r: CallToolResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert!(serde_json::from_value::<CallToolResult>(json!({})).is_err());
+        assert!(
+            serde_json::from_value::<CallToolResult>(json!({"content": [], "isError": "no"}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn input_request_methods_and_serialisation() {
+        let e = InputRequest::from(elicit());
+        assert_eq!(e.method(), "elicitation/create");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({
+                "method": "elicitation/create",
+                "params": {
+                    "message": "Confirm?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"ok": {"type": "string"}},
+                        "required": ["ok"]
+                    }
+                }
+            })
+        );
+
+        let s = InputRequest::from(CreateMessageRequestParams::new(
+            vec![SamplingMessage::user("hi")],
+            10,
+        ));
+        assert_eq!(s.method(), "sampling/createMessage");
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({
+                "method": "sampling/createMessage",
+                "params": {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                    "maxTokens": 10
+                }
+            })
+        );
+
+        let r = InputRequest::ListRoots(None);
+        assert_eq!(r.method(), "roots/list");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"method": "roots/list"})
+        );
+        let r = InputRequest::ListRoots(Some(RequestParams::default()));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"method": "roots/list", "params": {}})
+        );
+
+        let o = InputRequest::Other {
+            method: "x/y".into(),
+            params: None,
+        };
+        assert_eq!(o.method(), "x/y");
+        assert_eq!(serde_json::to_value(&o).unwrap(), json!({"method": "x/y"}));
+        let o = InputRequest::Other {
+            method: "x/y".into(),
+            params: Some(json!([1])),
+        };
+        assert_eq!(
+            serde_json::to_value(&o).unwrap(),
+            json!({"method": "x/y", "params": [1]})
+        );
+    }
+
+    #[test]
+    fn input_request_deserialises_by_method() {
+        for req in [
+            InputRequest::from(elicit()),
+            InputRequest::from(CreateMessageRequestParams::new(Vec::new(), 1)),
+            InputRequest::ListRoots(None),
+            InputRequest::ListRoots(Some(RequestParams::default())),
+            InputRequest::Other {
+                method: "vendor/thing".into(),
+                params: Some(json!({"a": 1})),
+            },
+            InputRequest::Other {
+                method: "vendor/thing".into(),
+                params: None,
+            },
+        ] {
+            let text = serde_json::to_string(&req).unwrap();
+            assert_eq!(
+                serde_json::from_str::<InputRequest>(&text).unwrap(),
+                req,
+                "{text}"
+            );
+            let v = serde_json::to_value(&req).unwrap();
+            assert_eq!(serde_json::from_value::<InputRequest>(v).unwrap(), req);
+        }
+    }
+
+    #[test]
+    fn input_request_params_before_method() {
+        let r: InputRequest = serde_json::from_str(
+            r#"{"params":{"message":"m","requestedSchema":{"type":"object","properties":{}}},"method":"elicitation/create"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            InputRequest::Elicit(ElicitRequestParams::form("m", ElicitationSchema::new()))
+        );
+        let r: InputRequest =
+            serde_json::from_str(r#"{"params":{"_meta":{"k":1}},"method":"roots/list"}"#).unwrap();
+        assert!(matches!(r, InputRequest::ListRoots(Some(p)) if p.meta.is_some()));
+        let r: InputRequest = serde_json::from_str(
+            r#"{"params":{"messages":[],"maxTokens":3},"method":"sampling/createMessage"}"#,
+        )
+        .unwrap();
+        assert!(matches!(r, InputRequest::CreateMessage(p) if p.max_tokens == 3));
+    }
+
+    #[test]
+    fn input_request_ignores_extra_members() {
+        let r: InputRequest =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":1,"method":"roots/list"}"#).unwrap();
+        assert_eq!(r, InputRequest::ListRoots(None));
+    }
+
+    #[test]
+    fn input_request_keeps_form_field_order() {
+        let r: InputRequest = serde_json::from_str(
+            r#"{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"string"}}}}}"#,
+        )
+        .unwrap();
+        let InputRequest::Elicit(ElicitRequestParams::Form(f)) = &r else {
+            panic!("not a form elicitation: {r:?}");
+        };
+        let names: Vec<&str> = f
+            .requested_schema
+            .properties
+            .iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["z", "a"]);
+    }
+
+    #[test]
+    fn malformed_input_requests_are_rejected() {
+        for bad in [
+            r#"{}"#,
+            r#"{"params":{}}"#,
+            r#"{"method":"elicitation/create"}"#,
+            r#"{"method":"sampling/createMessage"}"#,
+            r#"{"method":"elicitation/create","params":{"message":"m"}}"#,
+            r#"{"params":{"message":"m"},"method":"elicitation/create"}"#,
+            r#"{"method":"sampling/createMessage","params":{"messages":[]}}"#,
+            r#"{"method":"roots/list","params":null}"#,
+            r#"{"method":"roots/list","params":{"_meta":1}}"#,
+            r#"{"method":"roots/list","method":"roots/list"}"#,
+            r#"{"method":"x","params":{},"params":{}}"#,
+            r#"{"method":"roots/list","params":{},"params":{}}"#,
+            r#"{"method":5}"#,
+            r#"["roots/list"]"#,
+            r#""roots/list""#,
+        ] {
+            assert!(serde_json::from_str::<InputRequest>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn input_response_is_told_apart_by_fields() {
+        let sampled: InputResponse = serde_json::from_value(json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "4"},
+            "model": "m"
+        }))
+        .unwrap();
+        assert!(matches!(&sampled, InputResponse::CreateMessage(r) if r.role == Role::Assistant));
+
+        let roots: InputResponse =
+            serde_json::from_value(json!({"roots": [{"uri": "file:///a"}]})).unwrap();
+        assert_eq!(
+            roots,
+            InputResponse::ListRoots(ListRootsResult {
+                roots: vec![Root::new("file:///a")],
+                meta: None,
+            })
+        );
+
+        let elicited: InputResponse =
+            serde_json::from_value(json!({"action": "accept", "content": {"n": 1}})).unwrap();
+        assert!(matches!(&elicited, InputResponse::Elicit(r) if r.content.is_some()));
+
+        let other: InputResponse = serde_json::from_value(json!({"action": "submit"})).unwrap();
+        assert_eq!(other, InputResponse::Other(json!({"action": "submit"})));
+    }
+
+    #[test]
+    fn input_response_from_impls_serialise_flat() {
+        let r = InputResponse::from(CreateMessageResult::text("m", "hi"));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "hi"},
+                "model": "m",
+                "stopReason": "endTurn"
+            })
+        );
+        let r = InputResponse::from(ListRootsResult::default());
+        assert_eq!(serde_json::to_value(&r).unwrap(), json!({"roots": []}));
+        let r = InputResponse::from(ElicitResult::decline());
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"action": "decline"})
+        );
+    }
+
+    #[test]
+    fn input_required_result() {
+        let d = InputRequiredResult::default();
+        assert_eq!(d.result_type, ResultType::InputRequired);
+        assert_eq!(
+            serde_json::to_value(&d).unwrap(),
+            json!({"resultType": "input_required"})
+        );
+
+        let mut reqs = InputRequests::new();
+        reqs.insert("roots".into(), InputRequest::ListRoots(None));
+        let r = InputRequiredResult::new(reqs).with_state("opaque");
+        let wire = json!({
+            "resultType": "input_required",
+            "inputRequests": {"roots": {"method": "roots/list"}},
+            "requestState": "opaque"
+        });
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(
+            serde_json::from_value::<InputRequiredResult>(wire).unwrap(),
+            r
+        );
+        assert!(
+            serde_json::from_value::<InputRequiredResult>(json!({"requestState": "s"})).is_err()
+        );
+    }
+
+    fn task_json(result_type: &str) -> Value {
+        json!({
+            "resultType": result_type,
+            "taskId": "t1",
+            "status": "working",
+            "createdAt": "2026-07-28T00:00:00Z",
+            "lastUpdatedAt": "2026-07-28T00:00:00Z",
+            "ttlMs": null
+        })
+    }
+
+    /// Parses with both the `Deserialize` impl and `from_json_str`, checking they agree.
+    fn outcome(v: &Value) -> RequestOutcome<CallToolResult> {
+        let a: RequestOutcome<CallToolResult> = serde_json::from_value(v.clone()).unwrap();
+        let b = RequestOutcome::<CallToolResult>::from_json_str(&v.to_string()).unwrap();
+        assert_eq!(a, b);
+        a
+    }
+
+    #[test]
+    fn request_outcome_classifies_by_result_type() {
+        let legacy = outcome(&json!({"content": [{"type": "text", "text": "ok"}]}));
+        assert_eq!(legacy, RequestOutcome::Complete(CallToolResult::text("ok")));
+
+        let modern = outcome(&json!({"content": [], "resultType": "complete"}));
+        assert!(
+            matches!(&modern, RequestOutcome::Complete(r) if r.result_type == Some(ResultType::Complete))
+        );
+        assert!(modern.complete().is_some());
+
+        let input = outcome(&json!({
+            "resultType": "input_required",
+            "inputRequests": {"e": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x"}}},
+            "requestState": "s"
+        }));
+        let RequestOutcome::InputRequired(ir) = &input else {
+            panic!("not input_required: {input:?}");
+        };
+        assert_eq!(ir.request_state.as_deref(), Some("s"));
+        assert_eq!(
+            ir.input_requests.as_ref().unwrap()["e"].method(),
+            "elicitation/create"
+        );
+        assert_eq!(input.complete(), None);
+
+        let task = outcome(&task_json("task"));
+        let RequestOutcome::Task(t) = &task else {
+            panic!("not a task: {task:?}");
+        };
+        assert_eq!(t.task_id, "t1");
+        assert_eq!(t.status, TaskStatus::Working);
+    }
+
+    #[test]
+    fn request_outcome_unknown_result_type_is_complete() {
+        let o = outcome(&json!({"content": [], "resultType": "streaming"}));
+        assert!(
+            matches!(&o, RequestOutcome::Complete(r) if r.result_type == Some(ResultType::Other("streaming".into())))
+        );
+    }
+
+    #[test]
+    fn request_outcome_serialises_transparently() {
+        for wire in [
+            json!({"content": [{"type": "text", "text": "ok"}], "resultType": "complete"}),
+            json!({"resultType": "input_required", "requestState": "s"}),
+            task_json("task"),
+        ] {
+            let o: RequestOutcome<CallToolResult> = serde_json::from_value(wire.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&o).unwrap(), wire);
+        }
+    }
+
+    #[test]
+    fn request_outcome_rejects_mismatched_bodies() {
+        for bad in [
+            json!({"resultType": "complete"}),
+            json!({}),
+            json!({"resultType": "task", "content": []}),
+            json!({"resultType": "input_required", "inputRequests": {"k": {"params": {}}}}),
+            json!({"content": [], "resultType": 1}),
+            json!([]),
+        ] {
+            assert!(
+                serde_json::from_value::<RequestOutcome<CallToolResult>>(bad.clone()).is_err(),
+                "{bad}"
+            );
+            assert!(
+                RequestOutcome::<CallToolResult>::from_json_str(&bad.to_string()).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(RequestOutcome::<CallToolResult>::from_json_str("{").is_err());
+    }
+}
