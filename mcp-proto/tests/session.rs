@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use mcp_proto::session::{Config, Event, Framing, RequestOptions, Session, State};
-use mcp_proto::{Duration, ErrorKind, Error, ProtocolVersion, RequestId};
+use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
 use serde_json::json;
 
 fn init_line(version: &str) -> String {
@@ -34,17 +34,33 @@ fn handshake_negotiates_latest_version_and_exchanges_info() {
     p.client.initialize(p.now).unwrap();
     assert_eq!(p.client.state(), State::Initializing);
     p.drive();
-    let Event::Ready { version, peer_info, .. } = &p.client_events[0] else { panic!("{:?}", p.client_events) };
+    let Event::Ready {
+        version, peer_info, ..
+    } = &p.client_events[0]
+    else {
+        panic!("{:?}", p.client_events)
+    };
     assert_eq!(*version, ProtocolVersion::V2025_11_25);
     assert!(peer_info.get().contains("test-server"));
-    let Event::Ready { peer_info, peer_capabilities, .. } = &p.server_events[0] else { panic!() };
+    let Event::Ready {
+        peer_info,
+        peer_capabilities,
+        ..
+    } = &p.server_events[0]
+    else {
+        panic!()
+    };
     assert!(peer_info.get().contains("test-client"));
     assert!(peer_capabilities.get().contains("sampling"));
     assert_eq!(p.client.state(), State::Ready);
     assert_eq!(p.server.state(), State::Ready);
     assert!(p.wire[0].starts_with("C>{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\""));
     assert!(p.wire[2].contains("notifications/initialized"));
-    assert!(p.client.initialize(p.now).is_err_and(|e| e.kind() == ErrorKind::AlreadyConnected));
+    assert!(
+        p.client
+            .initialize(p.now)
+            .is_err_and(|e| e.kind() == ErrorKind::AlreadyConnected)
+    );
 }
 
 #[test]
@@ -55,7 +71,10 @@ fn server_echoes_supported_version_and_answers_latest_otherwise() {
     let (_, out) = ready_server("2099-01-01");
     assert_eq!(out[0]["result"]["protocolVersion"], "2025-11-25");
     let (_, out) = ready_server("2026-07-28");
-    assert_eq!(out[0]["result"]["protocolVersion"], "2025-11-25", "the modern era has no handshake");
+    assert_eq!(
+        out[0]["result"]["protocolVersion"], "2025-11-25",
+        "the modern era has no handshake"
+    );
 }
 
 #[test]
@@ -84,7 +103,11 @@ fn client_fails_connection_on_unsupported_version() {
     });
     assert_eq!(closed.unwrap().kind(), ErrorKind::ProtocolVersionMismatch);
     assert!(p.client.is_closed());
-    assert!(!p.wire.iter().any(|w| w.contains("notifications/initialized")));
+    assert!(
+        !p.wire
+            .iter()
+            .any(|w| w.contains("notifications/initialized"))
+    );
 }
 
 #[test]
@@ -117,13 +140,26 @@ fn only_ping_before_initialization() {
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n");
     assert!(out.is_empty(), "handed to the application");
     let ev = p.take_server_events();
-    assert!(ev.iter().any(|e| matches!(e, Event::Request(r) if r.method == "tools/list")));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Request(r) if r.method == "tools/list"))
+    );
     // Client side: nothing but ping before the handshake.
     let mut c = Session::client(client_config());
-    let e = c.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap_err();
+    let e = c
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotInitialized);
-    assert!(c.send_request(p.now, "ping", None, RequestOptions::default()).is_ok());
-    assert_eq!(c.notify("notifications/roots/list_changed", None).unwrap_err().kind(), ErrorKind::NotInitialized);
+    assert!(
+        c.send_request(p.now, "ping", None, RequestOptions::default())
+            .is_ok()
+    );
+    assert_eq!(
+        c.notify("notifications/roots/list_changed", None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotInitialized
+    );
 }
 
 #[test]
@@ -131,13 +167,28 @@ fn server_may_log_before_initialized_but_nothing_else() {
     let mut s = Session::server(server_config());
     s.handle_bytes(mcp_proto::Instant::ZERO, init_line("2025-06-18").as_bytes());
     let _ = collect(&mut s);
-    assert!(s.notify("notifications/message", Some(raw(r#"{"level":"info","data":"x"}"#))).is_ok());
+    assert!(
+        s.notify(
+            "notifications/message",
+            Some(raw(r#"{"level":"info","data":"x"}"#))
+        )
+        .is_ok()
+    );
     assert_eq!(
-        s.notify("notifications/tools/list_changed", None).unwrap_err().kind(),
+        s.notify("notifications/tools/list_changed", None)
+            .unwrap_err()
+            .kind(),
         ErrorKind::NotInitialized
     );
     assert_eq!(
-        s.send_request(mcp_proto::Instant::ZERO, "roots/list", None, RequestOptions::default()).unwrap_err().kind(),
+        s.send_request(
+            mcp_proto::Instant::ZERO,
+            "roots/list",
+            None,
+            RequestOptions::default()
+        )
+        .unwrap_err()
+        .kind(),
         ErrorKind::NotInitialized
     );
 }
@@ -147,20 +198,43 @@ fn request_response_roundtrip_keeps_raw_json() {
     let mut p = Pair::ready();
     let id = p
         .client
-        .send_request(p.now, "tools/call", Some(raw(r#"{"name":"echo","arguments":{"text":"hé\n"}}"#)), RequestOptions::default())
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(raw(r#"{"name":"echo","arguments":{"text":"hé\n"}}"#)),
+            RequestOptions::default(),
+        )
         .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(req.method, "tools/call");
-    assert_eq!(req.params.unwrap().get(), r#"{"name":"echo","arguments":{"text":"hé\n"}}"#);
+    assert_eq!(
+        req.params.unwrap().get(),
+        r#"{"name":"echo","arguments":{"text":"hé\n"}}"#
+    );
     assert!(req.progress_token.is_none());
-    p.server.respond(&req.id, raw(r#"{"content":[{"type":"text","text":"hé\n"}]}"#)).unwrap();
+    p.server
+        .respond(
+            &req.id,
+            raw(r#"{"content":[{"type":"text","text":"hé\n"}]}"#),
+        )
+        .unwrap();
     p.drive();
-    let Event::Response { id: rid, result } = p.client_events.remove(0) else { panic!() };
+    let Event::Response { id: rid, result } = p.client_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(rid, id);
-    assert_eq!(result.unwrap().get(), r#"{"content":[{"type":"text","text":"hé\n"}]}"#);
+    assert_eq!(
+        result.unwrap().get(),
+        r#"{"content":[{"type":"text","text":"hé\n"}]}"#
+    );
     // A second answer to the same request is refused.
-    assert_eq!(p.server.respond(&req.id, raw("{}")).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        p.server.respond(&req.id, raw("{}")).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]
@@ -172,22 +246,45 @@ fn progress_flows_and_must_increase() {
             p.now,
             "tools/call",
             Some(raw(r#"{"name":"slow"}"#)),
-            RequestOptions { progress: true, ..Default::default() },
+            RequestOptions {
+                progress: true,
+                ..Default::default()
+            },
         )
         .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(req.progress_token, Some(id.clone()));
-    p.server.report_progress(&req.id, 1.0, Some(3.0), Some("one")).unwrap();
-    assert_eq!(p.server.report_progress(&req.id, 1.0, None, None).unwrap_err().kind(), ErrorKind::InvalidParams);
-    assert_eq!(p.server.report_progress(&req.id, f64::NAN, None, None).unwrap_err().kind(), ErrorKind::InvalidParams);
-    p.server.report_progress(&req.id, 2.5, Some(3.0), None).unwrap();
+    p.server
+        .report_progress(&req.id, 1.0, Some(3.0), Some("one"))
+        .unwrap();
+    assert_eq!(
+        p.server
+            .report_progress(&req.id, 1.0, None, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidParams
+    );
+    assert_eq!(
+        p.server
+            .report_progress(&req.id, f64::NAN, None, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidParams
+    );
+    p.server
+        .report_progress(&req.id, 2.5, Some(3.0), None)
+        .unwrap();
     p.drive();
     let progress: Vec<f64> = p
         .client_events
         .iter()
         .filter_map(|e| match e {
-            Event::Progress { id: pid, progress, .. } if *pid == id => Some(*progress),
+            Event::Progress {
+                id: pid, progress, ..
+            } if *pid == id => Some(*progress),
             _ => None,
         })
         .collect();
@@ -204,16 +301,32 @@ fn progress_flows_and_must_increase() {
     p.server.respond(&req.id, raw("{}")).unwrap();
     p.drive();
     // After the outcome, progress is refused.
-    assert_eq!(p.server.report_progress(&req.id, 9.0, None, None).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        p.server
+            .report_progress(&req.id, 9.0, None, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
 }
 
 #[test]
 fn progress_without_token_is_refused() {
     let mut p = Pair::ready();
-    p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
+    p.client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
-    assert_eq!(p.server.report_progress(&req.id, 1.0, None, None).unwrap_err().kind(), ErrorKind::InvalidParams);
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
+    assert_eq!(
+        p.server
+            .report_progress(&req.id, 1.0, None, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidParams
+    );
 }
 
 #[test]
@@ -222,30 +335,46 @@ fn timeout_cancels_on_the_wire_and_late_response_is_dropped() {
     let t0 = p.now;
     let id = p
         .client
-        .send_request(p.now, "tools/call", Some(raw(r#"{"name":"x"}"#)), RequestOptions {
-            timeout: Some(Duration::from_secs(2)),
-            ..Default::default()
-        })
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(raw(r#"{"name":"x"}"#)),
+            RequestOptions {
+                timeout: Some(Duration::from_secs(2)),
+                ..Default::default()
+            },
+        )
         .unwrap();
     p.drive();
     assert_eq!(p.client.poll_timeout(), Some(t0 + Duration::from_secs(2)));
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     p.advance(Duration::from_secs(1));
     assert!(p.client_events.is_empty());
     p.client.handle_timeout(p.now); // spurious calls are harmless
     p.advance(Duration::from_secs(1));
-    let Event::Response { id: rid, result } = p.client_events.remove(0) else { panic!() };
+    let Event::Response { id: rid, result } = p.client_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(rid, id);
     assert_eq!(result.unwrap_err().kind(), ErrorKind::Timeout);
     assert!(p.wire.last().unwrap().contains("notifications/cancelled"));
-    let Event::Cancelled { id: cid, reason } = p.server_events.remove(0) else { panic!() };
+    let Event::Cancelled { id: cid, reason } = p.server_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(cid, req.id);
     assert_eq!(reason.as_deref(), Some("request timed out"));
     // The cancelled request is never answered.
-    assert_eq!(p.server.respond(&req.id, raw("{}")).unwrap_err().kind(), ErrorKind::RequestCancelled);
+    assert_eq!(
+        p.server.respond(&req.id, raw("{}")).unwrap_err().kind(),
+        ErrorKind::RequestCancelled
+    );
     assert!(!p.server.has_transmit());
     // A late response from a peer that raced the cancellation is dropped quietly.
-    p.client_input(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"));
+    p.client_input(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"
+    ));
     assert!(p.take_client_events().is_empty());
     assert_eq!(p.client.poll_timeout(), None);
 }
@@ -255,23 +384,36 @@ fn progress_resets_timeout_up_to_a_maximum() {
     let mut p = Pair::ready();
     let id = p
         .client
-        .send_request(p.now, "tools/call", Some(raw(r#"{"name":"x"}"#)), RequestOptions {
-            timeout: Some(Duration::from_secs(2)),
-            reset_timeout_on_progress: true,
-            max_total_timeout: Some(Duration::from_secs(5)),
-            progress: true,
-            ..Default::default()
-        })
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(raw(r#"{"name":"x"}"#)),
+            RequestOptions {
+                timeout: Some(Duration::from_secs(2)),
+                reset_timeout_on_progress: true,
+                max_total_timeout: Some(Duration::from_secs(5)),
+                progress: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     for i in 1..=3 {
         p.advance(Duration::from_millis(1500));
-        p.server.report_progress(&req.id, f64::from(i), None, None).unwrap();
+        p.server
+            .report_progress(&req.id, f64::from(i), None, None)
+            .unwrap();
         p.drive();
     }
     // 4.5 s elapsed, still alive thanks to progress; the 5 s maximum then ends it.
-    assert!(!p.client_events.iter().any(|e| matches!(e, Event::Response { .. })));
+    assert!(
+        !p.client_events
+            .iter()
+            .any(|e| matches!(e, Event::Response { .. }))
+    );
     p.advance(Duration::from_millis(500));
     let outcome = p.client_events.iter().find_map(|e| match e {
         Event::Response { id: rid, result } if *rid == id => Some(result.clone()),
@@ -283,23 +425,48 @@ fn progress_resets_timeout_up_to_a_maximum() {
 #[test]
 fn explicit_cancel_both_ways() {
     let mut p = Pair::ready();
-    let id = p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
+    let id = p
+        .client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     p.client.cancel(p.now, &id, Some("user")).unwrap();
-    assert_eq!(p.client.cancel(p.now, &id, None).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        p.client.cancel(p.now, &id, None).unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
     p.drive();
-    let Event::Response { result, .. } = p.client_events.remove(0) else { panic!() };
+    let Event::Response { result, .. } = p.client_events.remove(0) else {
+        panic!()
+    };
     assert_eq!(result.unwrap_err().kind(), ErrorKind::RequestCancelled);
     assert!(matches!(&p.server_events[0], Event::Cancelled { reason: Some(r), .. } if r == "user"));
-    assert_eq!(p.server.respond_error(&req.id, Error::internal("x")).unwrap_err().kind(), ErrorKind::RequestCancelled);
+    assert_eq!(
+        p.server
+            .respond_error(&req.id, Error::internal("x"))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::RequestCancelled
+    );
     // Server to client too.
-    let sid = p.server.send_request(p.now, "roots/list", None, RequestOptions::default()).unwrap();
+    let sid = p
+        .server
+        .send_request(p.now, "roots/list", None, RequestOptions::default())
+        .unwrap();
     p.drive();
-    let Some(Event::Request(creq)) = p.client_events.pop() else { panic!() };
+    let Some(Event::Request(creq)) = p.client_events.pop() else {
+        panic!()
+    };
     p.server.cancel(p.now, &sid, None).unwrap();
     p.drive();
-    assert!(p.client_events.iter().any(|e| matches!(e, Event::Cancelled { id, .. } if *id == creq.id)));
+    assert!(
+        p.client_events
+            .iter()
+            .any(|e| matches!(e, Event::Cancelled { id, .. } if *id == creq.id))
+    );
     assert!(p.client.respond(&creq.id, raw("{}")).is_err());
     // Unknown or stale cancellations are ignored silently.
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":999}}\n");
@@ -310,7 +477,12 @@ fn explicit_cancel_both_ways() {
 fn initialize_is_never_cancelled() {
     let mut c = Session::client(client_config());
     let id = c.initialize(mcp_proto::Instant::ZERO).unwrap();
-    assert_eq!(c.cancel(mcp_proto::Instant::ZERO, &id, None).unwrap_err().kind(), ErrorKind::ProtocolInvalid);
+    assert_eq!(
+        c.cancel(mcp_proto::Instant::ZERO, &id, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::ProtocolInvalid
+    );
 }
 
 #[test]
@@ -335,14 +507,18 @@ fn duplicate_inbound_id_gets_an_error() {
     assert_eq!(out[0]["id"], "dup");
     assert_eq!(out[0]["error"]["code"], -32600);
     // The first one is still answerable.
-    p.server.respond(&RequestId::from("dup"), raw("{\"tools\":[]}")).unwrap();
+    p.server
+        .respond(&RequestId::from("dup"), raw("{\"tools\":[]}"))
+        .unwrap();
 }
 
 #[test]
 fn unknown_response_ids_are_reported() {
     let mut p = Pair::ready();
     p.client_input("{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}\n");
-    p.client_input("{\"jsonrpc\":\"2.0\",\"id\":\"zz\",\"error\":{\"code\":-32603,\"message\":\"x\"}}\n");
+    p.client_input(
+        "{\"jsonrpc\":\"2.0\",\"id\":\"zz\",\"error\":{\"code\":-32603,\"message\":\"x\"}}\n",
+    );
     let ev = p.take_client_events();
     assert!(matches!(&ev[0], Event::UnknownResponse { id } if *id == RequestId::Number(4242)));
     assert!(matches!(&ev[1], Event::UnknownResponse { id } if *id == RequestId::from("zz")));
@@ -350,7 +526,10 @@ fn unknown_response_ids_are_reported() {
 
 #[test]
 fn method_not_found_and_capabilities() {
-    let mut p = Pair::new(client_config(), Config::new("bare", "1").capabilities(raw(r#"{"tools":{}}"#)));
+    let mut p = Pair::new(
+        client_config(),
+        Config::new("bare", "1").capabilities(raw(r#"{"tools":{}}"#)),
+    );
     p.client.initialize(p.now).unwrap();
     p.drive();
     // Unknown method.
@@ -360,17 +539,34 @@ fn method_not_found_and_capabilities() {
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\"}\n");
     assert_eq!(out[0]["error"]["code"], -32601);
     // Wrong direction: a server-to-client method sent to the server.
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\",\"params\":{}}\n");
+    let out = p.server_roundtrip(
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\",\"params\":{}}\n",
+    );
     assert_eq!(out[0]["error"]["code"], -32601);
     // Outbound: the client refuses to call what the server did not declare.
-    let e = p.client.send_request(p.now, "resources/list", None, RequestOptions::default()).unwrap_err();
+    let e = p
+        .client
+        .send_request(p.now, "resources/list", None, RequestOptions::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MethodNotFound);
-    assert!(p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).is_ok());
+    assert!(
+        p.client
+            .send_request(p.now, "tools/list", None, RequestOptions::default())
+            .is_ok()
+    );
     // Server refuses sampling when the client did not declare it.
     let mut p = Pair::new(Config::new("c", "1"), server_config());
     p.client.initialize(p.now).unwrap();
     p.drive();
-    let e = p.server.send_request(p.now, "sampling/createMessage", Some(raw("{}")), RequestOptions::default()).unwrap_err();
+    let e = p
+        .server
+        .send_request(
+            p.now,
+            "sampling/createMessage",
+            Some(raw("{}")),
+            RequestOptions::default(),
+        )
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MethodNotFound);
     // Custom methods are opt-in.
     let mut cfg = server_config();
@@ -378,18 +574,41 @@ fn method_not_found_and_capabilities() {
     let mut p = Pair::new(client_config(), cfg);
     p.client.initialize(p.now).unwrap();
     p.drive();
-    assert!(p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/custom\"}\n").is_empty());
+    assert!(
+        p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/custom\"}\n")
+            .is_empty()
+    );
 }
 
 #[test]
 fn methods_follow_the_negotiated_version() {
-    let mut p = Pair::new(client_config().versions(&[ProtocolVersion::V2025_03_26]), server_config());
+    let mut p = Pair::new(
+        client_config().versions(&[ProtocolVersion::V2025_03_26]),
+        server_config(),
+    );
     p.client.initialize(p.now).unwrap();
     p.drive();
-    let e = p.server.send_request(p.now, "elicitation/create", Some(raw("{}")), RequestOptions::default()).unwrap_err();
+    let e = p
+        .server
+        .send_request(
+            p.now,
+            "elicitation/create",
+            Some(raw("{}")),
+            RequestOptions::default(),
+        )
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MethodNotFound);
     let mut p = Pair::ready();
-    assert!(p.server.send_request(p.now, "elicitation/create", Some(raw("{}")), RequestOptions::default()).is_ok());
+    assert!(
+        p.server
+            .send_request(
+                p.now,
+                "elicitation/create",
+                Some(raw("{}")),
+                RequestOptions::default()
+            )
+            .is_ok()
+    );
 }
 
 #[test]
@@ -399,19 +618,34 @@ fn invalid_params_and_invalid_requests() {
     s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n");
     let out = collect(&mut s);
     assert_eq!(out[0]["error"]["code"], -32602);
-    s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"}\n");
+    s.handle_bytes(
+        now,
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"}\n",
+    );
     assert_eq!(collect(&mut s)[0]["error"]["code"], -32602);
     let (mut s, _) = ready_server("2025-06-18");
-    s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":[1]}\n");
+    s.handle_bytes(
+        now,
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":[1]}\n",
+    );
     assert_eq!(collect(&mut s)[0]["error"]["code"], -32602);
-    s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":5}\n");
+    s.handle_bytes(
+        now,
+        b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":5}\n",
+    );
     assert_eq!(collect(&mut s)[0]["error"]["code"], -32600);
     s.handle_bytes(now, b"{\"id\":5,\"method\":\"tools/list\"}\n");
     let out = collect(&mut s);
-    assert_eq!((out[0]["id"].clone(), out[0]["error"]["code"].clone()), (json!(5), json!(-32600)));
+    assert_eq!(
+        (out[0]["id"].clone(), out[0]["error"]["code"].clone()),
+        (json!(5), json!(-32600))
+    );
     s.handle_bytes(now, b"this is not json\n");
     let out = collect(&mut s);
-    assert_eq!(out[0], json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":out[0]["error"]["message"]}}));
+    assert_eq!(
+        out[0],
+        json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":out[0]["error"]["message"]}})
+    );
     // Invalid notifications and responses are never answered.
     s.handle_bytes(now, b"{\"jsonrpc\":\"1.0\",\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}\n");
     assert!(collect(&mut s).is_empty());
@@ -428,18 +662,32 @@ fn bounds_on_size_and_in_flight() {
     let mut p = Pair::new(client_config(), cfg);
     p.client.initialize(p.now).unwrap();
     p.drive();
-    let big = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"x\":\"{}\"}}}}\n", "a".repeat(1000));
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"x\":\"{}\"}}}}\n",
+        "a".repeat(1000)
+    );
     let out = p.server_roundtrip(&big);
     assert_eq!(out[0]["error"]["code"], ErrorKind::LimitExceeded.code());
     assert_eq!(out[0]["id"], serde_json::Value::Null);
     // Resynchronised: the next line works.
-    assert_eq!(p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")[0]["result"], json!({}));
+    assert_eq!(
+        p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")[0]["result"],
+        json!({})
+    );
     // Oversized bodies through handle_message too.
     p.server.handle_message(p.now, big.trim_end().as_bytes());
-    assert_eq!(collect(&mut p.server)[0]["error"]["code"], ErrorKind::LimitExceeded.code());
+    assert_eq!(
+        collect(&mut p.server)[0]["error"]["code"],
+        ErrorKind::LimitExceeded.code()
+    );
     // In-flight limit.
     for id in 10..12 {
-        assert!(p.server_roundtrip(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n")).is_empty());
+        assert!(
+            p.server_roundtrip(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n"
+            ))
+            .is_empty()
+        );
     }
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/list\"}\n");
     assert_eq!(out[0]["error"]["code"], ErrorKind::LimitExceeded.code());
@@ -449,8 +697,13 @@ fn bounds_on_size_and_in_flight() {
     let mut p = Pair::new(ccfg, server_config());
     p.client.initialize(p.now).unwrap();
     p.drive();
-    p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
-    let e = p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap_err();
+    p.client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let e = p
+        .client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
 }
 
@@ -463,7 +716,9 @@ fn graceful_close_answers_every_pipelined_request() {
         input.push_str(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\"}}}}\n"));
     }
     // The last line lacks its newline: still served.
-    input.push_str("{\"jsonrpc\":\"2.0\",\"id\":500,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}");
+    input.push_str(
+        "{\"jsonrpc\":\"2.0\",\"id\":500,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}",
+    );
     s.handle_bytes(now, input.as_bytes());
     s.handle_input_closed(now);
     let mut requests = Vec::new();
@@ -491,9 +746,14 @@ fn graceful_close_answers_every_pipelined_request() {
 #[test]
 fn local_close_refuses_new_requests_and_fails_pending() {
     let mut p = Pair::ready();
-    let id = p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
+    let id = p
+        .client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     p.server.close(p.now);
     assert_eq!(p.server.state(), State::Closing);
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\"}\n");
@@ -501,13 +761,23 @@ fn local_close_refuses_new_requests_and_fails_pending() {
     p.server.respond(&req.id, raw("{\"tools\":[]}")).unwrap();
     p.drive();
     assert!(p.server.is_closed());
-    assert!(p.client_events.iter().any(|e| matches!(e, Event::Response { id: r, result: Ok(_) } if *r == id)));
+    assert!(
+        p.client_events
+            .iter()
+            .any(|e| matches!(e, Event::Response { id: r, result: Ok(_) } if *r == id))
+    );
     assert!(matches!(p.server_events.last(), Some(Event::Closed(None))));
     // Client close: pending outbound fail once with TransportClosed.
-    let id2 = p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
+    let id2 = p
+        .client
+        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     p.client.close(p.now);
     let ev = p.take_client_events();
-    let outcomes: Vec<_> = ev.iter().filter(|e| matches!(e, Event::Response { id, .. } if *id == id2)).collect();
+    let outcomes: Vec<_> = ev
+        .iter()
+        .filter(|e| matches!(e, Event::Response { id, .. } if *id == id2))
+        .collect();
     assert_eq!(outcomes.len(), 1);
 }
 
@@ -516,10 +786,17 @@ fn abrupt_close_fails_every_pending_request_exactly_once() {
     let mut p = Pair::ready();
     let mut ids = Vec::new();
     for _ in 0..10 {
-        ids.push(p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap());
+        ids.push(
+            p.client
+                .send_request(p.now, "tools/list", None, RequestOptions::default())
+                .unwrap(),
+        );
     }
     p.drive();
-    p.client.handle_closed(p.now, Some(Error::new(ErrorKind::TransportError, "broken pipe")));
+    p.client.handle_closed(
+        p.now,
+        Some(Error::new(ErrorKind::TransportError, "broken pipe")),
+    );
     p.client.handle_closed(p.now, None);
     p.client.handle_timeout(p.now + Duration::from_secs(3600));
     let ev = p.take_client_events();
@@ -530,10 +807,18 @@ fn abrupt_close_fails_every_pending_request_exactly_once() {
             .count();
         assert_eq!(n, 1);
     }
-    assert_eq!(ev.iter().filter(|e| matches!(e, Event::Closed(_))).count(), 1);
-    assert!(matches!(ev.last(), Some(Event::Closed(Some(e))) if e.kind() == ErrorKind::TransportError));
     assert_eq!(
-        p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap_err().kind(),
+        ev.iter().filter(|e| matches!(e, Event::Closed(_))).count(),
+        1
+    );
+    assert!(
+        matches!(ev.last(), Some(Event::Closed(Some(e))) if e.kind() == ErrorKind::TransportError)
+    );
+    assert_eq!(
+        p.client
+            .send_request(p.now, "tools/list", None, RequestOptions::default())
+            .unwrap_err()
+            .kind(),
         ErrorKind::TransportClosed
     );
     assert_eq!(p.client.poll_timeout(), None);
@@ -547,7 +832,10 @@ fn batches_only_in_2025_03_26() {
         now,
         b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"},{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/list\"},7]\n",
     );
-    assert!(collect(&mut s).is_empty(), "held until every request is answered");
+    assert!(
+        collect(&mut s).is_empty(),
+        "held until every request is answered"
+    );
     let reqs: Vec<_> = std::iter::from_fn(|| s.poll_event())
         .filter_map(|e| match e {
             Event::Request(r) => Some(r),
@@ -563,14 +851,27 @@ fn batches_only_in_2025_03_26() {
     let arr = out[0].as_array().unwrap();
     assert_eq!(arr.len(), 4); // ping, invalid element, prompts, tools
     assert!(arr.iter().any(|m| m["id"] == 2 && m["result"] == json!({})));
-    assert!(arr.iter().any(|m| m["id"] == serde_json::Value::Null && m["error"]["code"] == -32600));
+    assert!(
+        arr.iter()
+            .any(|m| m["id"] == serde_json::Value::Null && m["error"]["code"] == -32600)
+    );
     // initialize inside a batch is refused.
-    s.handle_bytes(now, init_line("2025-03-26").replace('\n', "").replace("{\"jsonrpc", "[{\"jsonrpc").add_close().as_bytes());
+    s.handle_bytes(
+        now,
+        init_line("2025-03-26")
+            .replace('\n', "")
+            .replace("{\"jsonrpc", "[{\"jsonrpc")
+            .add_close()
+            .as_bytes(),
+    );
     let out = collect(&mut s);
     assert_eq!(out[0][0]["error"]["code"], -32600);
     // Other versions: -32600 for any batch.
     let (mut s, _) = ready_server("2025-06-18");
-    s.handle_bytes(now, b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n");
+    s.handle_bytes(
+        now,
+        b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+    );
     let out = collect(&mut s);
     assert_eq!(out[0]["error"]["code"], -32600);
     assert_eq!(out[0]["id"], serde_json::Value::Null);
@@ -609,14 +910,28 @@ fn every_error_kind_crosses_the_wire_with_its_code() {
     ];
     let mut p = Pair::ready();
     for kind in kinds {
-        let id = p.client.send_request(p.now, "tools/list", None, RequestOptions::default()).unwrap();
-        p.drive();
-        let Some(Event::Request(req)) = p.server_events.pop() else { panic!() };
-        p.server
-            .respond_error(&req.id, Error::new(kind, "because").with_data(raw("{\"why\":1}")))
+        let id = p
+            .client
+            .send_request(p.now, "tools/list", None, RequestOptions::default())
             .unwrap();
         p.drive();
-        let Some(Event::Response { id: rid, result: Err(e) }) = p.client_events.pop() else { panic!() };
+        let Some(Event::Request(req)) = p.server_events.pop() else {
+            panic!()
+        };
+        p.server
+            .respond_error(
+                &req.id,
+                Error::new(kind, "because").with_data(raw("{\"why\":1}")),
+            )
+            .unwrap();
+        p.drive();
+        let Some(Event::Response {
+            id: rid,
+            result: Err(e),
+        }) = p.client_events.pop()
+        else {
+            panic!()
+        };
         assert_eq!(rid, id);
         assert_eq!(e.kind(), kind);
         assert_eq!(e.code(), kind.code());
@@ -637,18 +952,33 @@ fn peer_errors_without_id_are_reported() {
 fn notifications_pass_through_with_interned_methods() {
     let mut p = Pair::ready();
     p.server
-        .notify("notifications/resources/updated", Some(raw(r#"{"uri":"test://x"}"#)))
+        .notify(
+            "notifications/resources/updated",
+            Some(raw(r#"{"uri":"test://x"}"#)),
+        )
         .unwrap();
-    p.client.notify("notifications/roots/list_changed", None).unwrap();
+    p.client
+        .notify("notifications/roots/list_changed", None)
+        .unwrap();
     p.drive();
-    assert!(matches!(&p.client_events[0], Event::Notification { method, params: Some(pr) }
-        if method == "notifications/resources/updated" && pr.get() == r#"{"uri":"test://x"}"#));
-    assert!(matches!(&p.server_events[0], Event::Notification { method, .. } if method == "notifications/roots/list_changed"));
+    assert!(
+        matches!(&p.client_events[0], Event::Notification { method, params: Some(pr) }
+        if method == "notifications/resources/updated" && pr.get() == r#"{"uri":"test://x"}"#)
+    );
+    assert!(
+        matches!(&p.server_events[0], Event::Notification { method, .. } if method == "notifications/roots/list_changed")
+    );
     // A server notification sent by the client is not delivered.
     p.server_events.clear();
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n");
+    let out = p.server_roundtrip(
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n",
+    );
     assert!(out.is_empty());
-    assert!(p.take_server_events().iter().all(|e| matches!(e, Event::InvalidMessage(_))));
+    assert!(
+        p.take_server_events()
+            .iter()
+            .all(|e| matches!(e, Event::InvalidMessage(_)))
+    );
     // Session-owned notifications cannot be sent by hand.
     assert!(p.client.notify("notifications/cancelled", None).is_err());
 }
@@ -668,16 +998,31 @@ fn raw_framing_for_message_transports() {
 fn transmit_reports_related_request() {
     let mut p = Pair::ready();
     p.client
-        .send_request(p.now, "tools/call", Some(raw(r#"{"name":"x"}"#)), RequestOptions { progress: true, ..Default::default() })
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(raw(r#"{"name":"x"}"#)),
+            RequestOptions {
+                progress: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
     p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else { panic!() };
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!()
+    };
     p.server.report_progress(&req.id, 1.0, None, None).unwrap();
     p.server
-        .send_request(p.now, "sampling/createMessage", Some(raw("{}")), RequestOptions {
-            related_to: Some(req.id.clone()),
-            ..Default::default()
-        })
+        .send_request(
+            p.now,
+            "sampling/createMessage",
+            Some(raw("{}")),
+            RequestOptions {
+                related_to: Some(req.id.clone()),
+                ..Default::default()
+            },
+        )
         .unwrap();
     p.server.respond(&req.id, raw("{}")).unwrap();
     let mut buf = Vec::new();

@@ -84,7 +84,11 @@ impl Link {
         }
         let mut rest = bytes;
         while !rest.is_empty() {
-            let take = if rng.chance(500) { rest.len() } else { 1 + rng.below(rest.len() as u64) as usize };
+            let take = if rng.chance(500) {
+                rest.len()
+            } else {
+                1 + rng.below(rest.len() as u64) as usize
+            };
             let (chunk, tail) = rest.split_at(take);
             self.push(rng, now, chunk);
             rest = tail;
@@ -151,25 +155,43 @@ impl Side {
                     match &result {
                         Ok(_) => RESULTS.fetch_add(1, Relaxed),
                         Err(e) if e.kind() == ErrorKind::Timeout => TIMEOUTS.fetch_add(1, Relaxed),
-                        Err(e) if e.kind() == ErrorKind::TransportClosed => CLOSED_FAILURES.fetch_add(1, Relaxed),
+                        Err(e) if e.kind() == ErrorKind::TransportClosed => {
+                            CLOSED_FAILURES.fetch_add(1, Relaxed)
+                        }
                         Err(_) => 0,
                     };
                     let n = self.outcomes.entry(id.clone()).or_default();
                     *n += 1;
                     assert!(*n == 1, "{}: request {id} got {n} outcomes", self.name);
-                    assert!(self.issued.contains(&id), "{}: outcome for unknown id {id}", self.name);
+                    assert!(
+                        self.issued.contains(&id),
+                        "{}: outcome for unknown id {id}",
+                        self.name
+                    );
                 }
                 Event::Progress { id, progress, .. } => {
                     PROGRESS.fetch_add(1, Relaxed);
                     if let Some(last) = self.progress_seen.get(&id) {
-                        assert!(progress > *last, "{}: progress for {id} went {last} -> {progress}", self.name);
+                        assert!(
+                            progress > *last,
+                            "{}: progress for {id} went {last} -> {progress}",
+                            self.name
+                        );
                     }
-                    assert!(!self.outcomes.contains_key(&id), "{}: progress after outcome for {id}", self.name);
+                    assert!(
+                        !self.outcomes.contains_key(&id),
+                        "{}: progress after outcome for {id}",
+                        self.name
+                    );
                     self.progress_seen.insert(id, progress);
                 }
                 Event::Cancelled { id, .. } => {
                     CANCELS.fetch_add(1, Relaxed);
-                    assert!(!self.answered.contains(&id), "{}: cancel event for answered {id}", self.name);
+                    assert!(
+                        !self.answered.contains(&id),
+                        "{}: cancel event for answered {id}",
+                        self.name
+                    );
                     self.cancelled.insert(id.clone());
                     self.work.retain(|r| r.id != id);
                 }
@@ -187,18 +209,28 @@ impl Side {
     }
 
     /// Moves this side's transmits onto the link, checking responses against the app's answers.
-    fn transmit(&mut self, rng: &mut Rng, now: Instant, link: &mut Link, peer_pings: &BTreeSet<RequestId>, garbage: u64) {
+    fn transmit(
+        &mut self,
+        rng: &mut Rng,
+        now: Instant,
+        link: &mut Link,
+        peer_pings: &BTreeSet<RequestId>,
+        garbage: u64,
+    ) {
         loop {
             self.buf.clear();
             if self.session.poll_transmit(&mut self.buf).is_none() {
                 break;
             }
-            let v: serde_json::Value = serde_json::from_slice(&self.buf).expect("session wrote invalid JSON");
+            let v: serde_json::Value =
+                serde_json::from_slice(&self.buf).expect("session wrote invalid JSON");
             for m in v.as_array().cloned().unwrap_or_else(|| vec![v.clone()]) {
                 if m.get("result").is_some() {
                     let id: RequestId = serde_json::from_value(m["id"].clone()).unwrap();
                     assert!(
-                        self.answered.contains(&id) || peer_pings.contains(&id) || m["result"].get("protocolVersion").is_some(),
+                        self.answered.contains(&id)
+                            || peer_pings.contains(&id)
+                            || m["result"].get("protocolVersion").is_some(),
                         "{}: result for {id} that the application never gave",
                         self.name
                     );
@@ -222,32 +254,51 @@ impl Side {
             let has_token = self.work[i].progress_token.is_some();
             match rng.below(10) {
                 0..=4 => {
-                    let r = self.session.respond(&id, raw(format!("{{\"content\":[{{\"type\":\"text\",\"text\":\"{id}\"}}]}}")));
+                    let r = self.session.respond(
+                        &id,
+                        raw(format!(
+                            "{{\"content\":[{{\"type\":\"text\",\"text\":\"{id}\"}}]}}"
+                        )),
+                    );
                     match r {
                         Ok(()) => {
                             self.answered.insert(id.clone());
                         }
                         Err(e) => assert!(
-                            matches!(e.kind(), ErrorKind::TransportClosed | ErrorKind::NotFound | ErrorKind::RequestCancelled),
+                            matches!(
+                                e.kind(),
+                                ErrorKind::TransportClosed
+                                    | ErrorKind::NotFound
+                                    | ErrorKind::RequestCancelled
+                            ),
                             "{e}"
                         ),
                     }
                     self.work.remove(i);
                 }
                 5 => {
-                    let _ = self.session.respond_error(&id, Error::handler_failed("nope"));
+                    let _ = self
+                        .session
+                        .respond_error(&id, Error::handler_failed("nope"));
                     self.work.remove(i);
                 }
                 _ if has_token => {
                     let last = self.progress_sent.get(&id).copied().unwrap_or(0.0);
-                    let next = if rng.chance(100) { last } else { last + 1.0 + rng.below(3) as f64 };
+                    let next = if rng.chance(100) {
+                        last
+                    } else {
+                        last + 1.0 + rng.below(3) as f64
+                    };
                     match self.session.report_progress(&id, next, Some(100.0), None) {
                         Ok(()) => {
                             assert!(next > last || !self.progress_sent.contains_key(&id));
                             self.progress_sent.insert(id, next);
                         }
                         Err(e) => assert!(
-                            matches!(e.kind(), ErrorKind::InvalidParams | ErrorKind::TransportClosed),
+                            matches!(
+                                e.kind(),
+                                ErrorKind::InvalidParams | ErrorKind::TransportClosed
+                            ),
                             "{e}"
                         ),
                     }
@@ -260,7 +311,11 @@ impl Side {
             && rng.chance(50)
         {
             let r = self.session.respond(&id, raw("{}".into()));
-            assert!(r.is_err(), "{}: respond after cancel of {id} succeeded", self.name);
+            assert!(
+                r.is_err(),
+                "{}: respond after cancel of {id} succeeded",
+                self.name
+            );
         }
         if !self.ready {
             return;
@@ -272,19 +327,35 @@ impl Side {
                     0 => ("tools/list", None),
                     1 => ("ping", None),
                     2 => ("resources/read", Some(raw("{\"uri\":\"test://x\"}".into()))),
-                    _ => ("tools/call", Some(raw("{\"name\":\"echo\",\"arguments\":{\"text\":\"x\\ny\"}}".into()))),
+                    _ => (
+                        "tools/call",
+                        Some(raw(
+                            "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\\ny\"}}".into(),
+                        )),
+                    ),
                 }
             } else {
                 match rng.below(2) {
                     0 => ("roots/list", None),
-                    _ => ("sampling/createMessage", Some(raw("{\"messages\":[],\"maxTokens\":1}".into()))),
+                    _ => (
+                        "sampling/createMessage",
+                        Some(raw("{\"messages\":[],\"maxTokens\":1}".into())),
+                    ),
                 }
             };
             let opts = RequestOptions {
-                timeout: if rng.chance(300) { Some(Duration::from_micros(1 + rng.below(20_000))) } else { None },
+                timeout: if rng.chance(300) {
+                    Some(Duration::from_micros(1 + rng.below(20_000)))
+                } else {
+                    None
+                },
                 progress: rng.chance(500),
                 reset_timeout_on_progress: rng.chance(500),
-                max_total_timeout: if rng.chance(200) { Some(Duration::from_micros(rng.below(50_000))) } else { None },
+                max_total_timeout: if rng.chance(200) {
+                    Some(Duration::from_micros(rng.below(50_000)))
+                } else {
+                    None
+                },
                 related_to: None,
             };
             match self.session.send_request(now, method, params, opts) {
@@ -294,12 +365,23 @@ impl Side {
                     }
                     self.issued.push(id);
                 }
-                Err(e) => assert!(matches!(e.kind(), ErrorKind::TransportClosed | ErrorKind::LimitExceeded), "{e}"),
+                Err(e) => assert!(
+                    matches!(
+                        e.kind(),
+                        ErrorKind::TransportClosed | ErrorKind::LimitExceeded
+                    ),
+                    "{e}"
+                ),
             }
         }
         // Cancel one of ours.
         if rng.chance(40) {
-            let open: Vec<RequestId> = self.issued.iter().filter(|id| !self.outcomes.contains_key(*id)).cloned().collect();
+            let open: Vec<RequestId> = self
+                .issued
+                .iter()
+                .filter(|id| !self.outcomes.contains_key(*id))
+                .cloned()
+                .collect();
             if !open.is_empty() {
                 let id = &open[rng.below(open.len() as u64) as usize];
                 self.session.cancel(now, id, Some("sim")).unwrap();
@@ -308,9 +390,11 @@ impl Side {
         // A notification now and then.
         if rng.chance(30) {
             let r = if client {
-                self.session.notify("notifications/roots/list_changed", None)
+                self.session
+                    .notify("notifications/roots/list_changed", None)
             } else {
-                self.session.notify("notifications/tools/list_changed", None)
+                self.session
+                    .notify("notifications/tools/list_changed", None)
             };
             assert!(r.is_ok() || r.is_err_and(|e| e.kind() == ErrorKind::TransportClosed));
         }
@@ -319,24 +403,34 @@ impl Side {
     fn check_deadline(&mut self, now: Instant) {
         self.session.handle_timeout(now);
         if let Some(t) = self.session.poll_timeout() {
-            assert!(t > now, "{}: deadline {t:?} not after now {now:?} following handle_timeout", self.name);
+            assert!(
+                t > now,
+                "{}: deadline {t:?} not after now {now:?} following handle_timeout",
+                self.name
+            );
         }
     }
 }
 
 fn run(seed: u64) {
     let mut rng = Rng::new(seed);
-    let client_cfg = Config::new("sim-client", "1")
-        .capabilities(raw("{\"roots\":{\"listChanged\":true},\"sampling\":{}}".into()));
-    let mut server_cfg = Config::new("sim-server", "1")
-        .capabilities(raw("{\"tools\":{\"listChanged\":true},\"resources\":{}}".into()));
+    let client_cfg = Config::new("sim-client", "1").capabilities(raw(
+        "{\"roots\":{\"listChanged\":true},\"sampling\":{}}".into(),
+    ));
+    let mut server_cfg = Config::new("sim-server", "1").capabilities(raw(
+        "{\"tools\":{\"listChanged\":true},\"resources\":{}}".into(),
+    ));
     server_cfg.max_inbound_in_flight = 16 + rng.below(32) as usize;
     let mut client = Side::new("client", Session::client(client_cfg));
     let mut server = Side::new("server", Session::server(server_cfg));
     let mut c2s = Link::default();
     let mut s2c = Link::default();
     let garbage = if rng.chance(300) { rng.below(50) } else { 0 };
-    let drop_at = if rng.chance(200) { Some(rng.below(400)) } else { None };
+    let drop_at = if rng.chance(200) {
+        Some(rng.below(400))
+    } else {
+        None
+    };
     let work_steps = 50 + rng.below(300);
     let mut now = Instant::from_micros(rng.below(1 << 40));
     client.session.initialize(now).unwrap();
@@ -366,7 +460,10 @@ fn run(seed: u64) {
             }
         }
         if drop_at == Some(step) {
-            client.session.handle_closed(now, Some(Error::new(ErrorKind::TransportError, "link dropped")));
+            client.session.handle_closed(
+                now,
+                Some(Error::new(ErrorKind::TransportError, "link dropped")),
+            );
             server.session.handle_closed(now, None);
             c2s.queue.clear();
             s2c.queue.clear();
@@ -386,10 +483,15 @@ fn run(seed: u64) {
         }
 
         // Deliver what is due, else jump to the next deadline.
-        let due = [c2s.next_due(), s2c.next_due(), client.session.poll_timeout(), server.session.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min();
+        let due = [
+            c2s.next_due(),
+            s2c.next_due(),
+            client.session.poll_timeout(),
+            server.session.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let app_busy = step < work_steps || !server.work.is_empty();
         now = match due {
             Some(t) if !app_busy || t <= now + Duration::from_micros(1_000) => t.max(now),
@@ -413,11 +515,20 @@ fn run(seed: u64) {
         client.drain_events();
         server.drain_events();
 
-        if client.closed_events == 1 && server.closed_events == 1 && c2s.queue.is_empty() && s2c.queue.is_empty() {
+        if client.closed_events == 1
+            && server.closed_events == 1
+            && c2s.queue.is_empty()
+            && s2c.queue.is_empty()
+        {
             // Settled: every request issued on either side has exactly one outcome.
             for side in [&client, &server] {
                 for id in &side.issued {
-                    assert_eq!(side.outcomes.get(id), Some(&1), "{}: request {id} has no outcome", side.name);
+                    assert_eq!(
+                        side.outcomes.get(id),
+                        Some(&1),
+                        "{}: request {id} has no outcome",
+                        side.name
+                    );
                 }
                 assert_eq!(side.session.poll_timeout(), None);
             }
@@ -447,9 +558,14 @@ fn simulated_pairs_keep_their_invariants() {
         run(seed);
         return;
     }
-    let seeds: u64 = std::env::var("SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let seeds: u64 = std::env::var("SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
     std::panic::set_hook(Box::new(|_| {}));
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8) as u64;
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8) as u64;
     let failures: Vec<(u64, String)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -466,12 +582,22 @@ fn simulated_pairs_keep_their_invariants() {
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     for (seed, msg) in &failures {
-        eprintln!("seed {seed} failed: {msg}\n  replay: SIM_SEED={seed} cargo test -p mcp-proto --test simulation");
+        eprintln!(
+            "seed {seed} failed: {msg}\n  replay: SIM_SEED={seed} cargo test -p mcp-proto --test simulation"
+        );
     }
-    assert!(failures.is_empty(), "{} of {seeds} seeds failed (first: {:?})", failures.len(), failures.first());
+    assert!(
+        failures.is_empty(),
+        "{} of {seeds} seeds failed (first: {:?})",
+        failures.len(),
+        failures.first()
+    );
     let counters = [
         ("results", &RESULTS),
         ("timeouts", &TIMEOUTS),
@@ -484,7 +610,10 @@ fn simulated_pairs_keep_their_invariants() {
         let n = c.load(Relaxed);
         eprintln!("simulation: {name}: {n}");
         if seeds >= 1_000 {
-            assert!(n > seeds / 100, "the simulation exercised too few {name} ({n})");
+            assert!(
+                n > seeds / 100,
+                "the simulation exercised too few {name} ({n})"
+            );
         }
     }
 }

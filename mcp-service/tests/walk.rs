@@ -10,7 +10,9 @@ use mcp_proto::Instant;
 use mcp_service::client::{ServerNotification, ToolStreamItem};
 use mcp_service::schema::*;
 use mcp_service::server::{ToolContext, schema_of};
-use mcp_service::{BoxFuture, ByteStream, Client, ClientOptions, Clock, Error, ErrorKind, Runtime, Server};
+use mcp_service::{
+    BoxFuture, ByteStream, Client, ClientOptions, Clock, Error, ErrorKind, Runtime, Server,
+};
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -129,15 +131,21 @@ fn server() -> Server {
 }
 
 async fn pair(server: Server, options: ClientOptions) -> Client {
-    let rt = Tokio { clock: Clock::new() };
+    let rt = Tokio {
+        clock: Clock::new(),
+    };
     let (a, b) = tokio::io::duplex(64 * 1024);
     let (ar, aw) = tokio::io::split(a);
     let (br, bw) = tokio::io::split(b);
     let srt = rt.clone();
     tokio::spawn(async move {
-        let _ = server.serve(srt, ByteStream::new(ar.compat(), aw.compat_write())).await;
+        let _ = server
+            .serve(srt, ByteStream::new(ar.compat(), aw.compat_write()))
+            .await;
     });
-    Client::connect(rt, ByteStream::new(br.compat(), bw.compat_write()), options).await.unwrap()
+    Client::connect(rt, ByteStream::new(br.compat(), bw.compat_write()), options)
+        .await
+        .unwrap()
 }
 
 fn client_options() -> ClientOptions {
@@ -153,14 +161,21 @@ fn client_options() -> ClientOptions {
 }
 
 fn text(r: &CallToolResult) -> String {
-    r.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join("|")
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_walk() {
     let server = server();
     let client = pair(server.clone(), client_options()).await;
-    assert_eq!(client.protocol_version(), mcp_proto::ProtocolVersion::V2025_11_25);
+    assert_eq!(
+        client.protocol_version(),
+        mcp_proto::ProtocolVersion::V2025_11_25
+    );
     assert_eq!(client.instructions(), Some("a test server"));
     client.ping().await.unwrap();
 
@@ -168,7 +183,10 @@ async fn full_walk() {
     let tools = client.list_tools().await.unwrap();
     assert_eq!(tools.len(), 8);
     assert_eq!(client.tools().await.unwrap().len(), 8);
-    let r = client.call_tool("echo", json!({"text":"hi"})).await.unwrap();
+    let r = client
+        .call_tool("echo", json!({"text":"hi"}))
+        .await
+        .unwrap();
     assert_eq!(text(&r), "hi");
     // Invalid arguments: a tool error result (2025-11-25).
     let r = client.call_tool("echo", json!({"nope":1})).await.unwrap();
@@ -191,7 +209,8 @@ async fn full_walk() {
 
     // Cancellation by dropping the future; and by timeout.
     let slow = client.call_tool("slow", json!({"steps":100, "delay_ms": 50}));
-    let outcome = tokio::time::timeout(std::time::Duration::from_millis(30), slow.into_future()).await;
+    let outcome =
+        tokio::time::timeout(std::time::Duration::from_millis(30), slow.into_future()).await;
     assert!(outcome.is_err(), "dropped after 30 ms");
     let e = client
         .call_tool("slow", json!({"steps":100, "delay_ms": 50}))
@@ -233,9 +252,10 @@ async fn full_walk() {
 
     // list_changed invalidates the cache.
     server
-        .add_tool(Tool::new("late", schema_of(json!({"type":"object"}))), |_: serde_json::Value, _cx: ToolContext| async {
-            Ok("late")
-        })
+        .add_tool(
+            Tool::new("late", schema_of(json!({"type":"object"}))),
+            |_: serde_json::Value, _cx: ToolContext| async { Ok("late") },
+        )
         .unwrap();
     loop {
         if let Some(ServerNotification::ToolsListChanged) = notes.next().await {
@@ -243,7 +263,10 @@ async fn full_walk() {
         }
     }
     assert_eq!(client.tools().await.unwrap().len(), 9);
-    let dup = server.add_tool(Tool::new("late", schema_of(json!({}))), |_: serde_json::Value, _cx: ToolContext| async { Ok("x") });
+    let dup = server.add_tool(
+        Tool::new("late", schema_of(json!({}))),
+        |_: serde_json::Value, _cx: ToolContext| async { Ok("x") },
+    );
     assert_eq!(dup.unwrap_err().kind(), ErrorKind::DuplicateRegistration);
     assert!(server.remove_tool("late"));
 
@@ -253,7 +276,14 @@ async fn full_walk() {
     args.insert("who".to_owned(), "world".to_owned());
     let p = client.get_prompt("greet", args).await.unwrap();
     assert_eq!(p.messages[0].content.as_text(), Some("hello world"));
-    assert_eq!(client.get_prompt("greet", BTreeMap::new()).await.unwrap_err().kind(), ErrorKind::InvalidParams);
+    assert_eq!(
+        client
+            .get_prompt("greet", BTreeMap::new())
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidParams
+    );
 
     // Completion.
     let c = client
@@ -275,10 +305,16 @@ async fn full_walk() {
 
     // Logging: the level filters.
     let mut logs = client.log_messages();
-    client.set_logging_level(LoggingLevel::Warning).await.unwrap();
+    client
+        .set_logging_level(LoggingLevel::Warning)
+        .await
+        .unwrap();
     client.call_tool("log", json!({})).await.unwrap();
     let m = logs.next().await.unwrap();
-    assert_eq!((m.level, m.data.clone()), (LoggingLevel::Error, json!("error line")));
+    assert_eq!(
+        (m.level, m.data.clone()),
+        (LoggingLevel::Error, json!("error line"))
+    );
 
     client.close();
     for _ in 0..100 {
@@ -295,13 +331,16 @@ async fn authorizer_refuses_with_32001() {
     let calls = Arc::new(AtomicUsize::new(0));
     let c2 = calls.clone();
     let server = Server::builder("auth", "1")
-        .tool(Tool::new("secret", schema_of(json!({"type":"object"}))), move |_: serde_json::Value, _cx: ToolContext| {
-            let c = c2.clone();
-            async move {
-                c.fetch_add(1, Ordering::SeqCst);
-                Ok("secret")
-            }
-        })
+        .tool(
+            Tool::new("secret", schema_of(json!({"type":"object"}))),
+            move |_: serde_json::Value, _cx: ToolContext| {
+                let c = c2.clone();
+                async move {
+                    c.fetch_add(1, Ordering::SeqCst);
+                    Ok("secret")
+                }
+            },
+        )
         .authorizer(|req| {
             if req.method == "tools/call" {
                 Err(Error::new(ErrorKind::Unauthorized, "no calls for you"))
@@ -322,16 +361,20 @@ async fn telemetry_observes_requests() {
     let mut telemetry = mcp_service::Telemetry::default();
     let mut events = telemetry.subscribe();
     let server = Server::builder("t", "1")
-        .tool(Tool::new("echo", schema_of(json!({"type":"object"}))), |a: EchoArgs, _cx: ToolContext| async move {
-            Ok(a.text)
-        })
+        .tool(
+            Tool::new("echo", schema_of(json!({"type":"object"}))),
+            |a: EchoArgs, _cx: ToolContext| async move { Ok(a.text) },
+        )
         .telemetry(telemetry)
         .build();
     let client = pair(server, ClientOptions::default()).await;
     client.call_tool("echo", json!({"text":"x"})).await.unwrap();
     let mut completed = false;
     while let Some(e) = events.next().await {
-        if let mcp_service::TelemetryEvent::RequestCompleted { method, outcome, .. } = e {
+        if let mcp_service::TelemetryEvent::RequestCompleted {
+            method, outcome, ..
+        } = e
+        {
             assert_eq!(method, "tools/call");
             assert_eq!(outcome, mcp_service::telemetry::Outcome::Ok);
             completed = true;

@@ -10,7 +10,9 @@ pub fn raw(s: &str) -> Box<RawValue> {
 }
 
 pub fn client_config() -> Config {
-    Config::new("test-client", "1.0").capabilities(raw(r#"{"sampling":{},"roots":{"listChanged":true},"elicitation":{}}"#))
+    Config::new("test-client", "1.0").capabilities(raw(
+        r#"{"sampling":{},"roots":{"listChanged":true},"elicitation":{}}"#,
+    ))
 }
 
 pub fn server_config() -> Config {
@@ -63,13 +65,15 @@ impl Pair {
             let mut moved = false;
             while self.client.poll_transmit(&mut buf).is_some() {
                 moved = true;
-                self.wire.push(format!("C>{}", String::from_utf8_lossy(&buf).trim_end()));
+                self.wire
+                    .push(format!("C>{}", String::from_utf8_lossy(&buf).trim_end()));
                 self.server.handle_bytes(self.now, &buf);
                 buf.clear();
             }
             while self.server.poll_transmit(&mut buf).is_some() {
                 moved = true;
-                self.wire.push(format!("S>{}", String::from_utf8_lossy(&buf).trim_end()));
+                self.wire
+                    .push(format!("S>{}", String::from_utf8_lossy(&buf).trim_end()));
                 self.client.handle_bytes(self.now, &buf);
                 buf.clear();
             }
