@@ -1,4 +1,185 @@
-//! async-std / smol driver for the `mcp-proto` core (transports arrive with the typed-API issue).
+//! # mcp-async-std
+//!
+//! The async-std and smol driver of the MCP workspace. Both runtimes sit on `async-io` and
+//! `futures-io`, so one set of functions serves both, generic over the [`Runtime`]:
+//! [`AsyncStdRuntime`] or [`SmolRuntime`] (features `async-std` and `smol`, both on by default).
+//! The protocol lives in `mcp-proto` and the typed layer in `mcp-service`; this crate only
+//! supplies IO and timers:
+//!
+//! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any
+//!   `futures-io` byte stream: async-std or smol sockets, `async_io::Async<UnixStream>`),
+//!   [`serve_tcp`] (an accept loop);
+//! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
+//!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
+//!   [`ChildClient`]).
+//!
+//! async-std is no longer maintained upstream; its support here is a thin runtime adapter, and
+//! new code may prefer smol.
+//!
+//! ```no_run
+//! # #[cfg(feature = "smol")]
+//! # fn main() -> Result<(), mcp_async_std::Error> {
+//! use mcp_async_std::{Server, SmolRuntime};
+//!
+//! let server = Server::builder("my-server", "1.0").build();
+//! smol::block_on(mcp_async_std::serve_stdio(SmolRuntime::new(), server))
+//! # }
+//! # #[cfg(not(feature = "smol"))]
+//! # fn main() {}
+//! ```
 #![deny(missing_docs)]
 
+mod child;
+#[cfg(any(feature = "async-std", feature = "smol"))]
+mod runtime;
+
+use std::net::TcpListener;
+
+use async_io::Async;
+use futures_lite::io::{AsyncRead, AsyncWrite};
+
+pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use mcp_proto as proto;
+pub use mcp_service as service;
+pub use mcp_service::{
+    BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
+    IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
+    ServerBuilder, Service, Telemetry, TelemetryEvent,
+};
+#[cfg(feature = "async-std")]
+pub use runtime::AsyncStdRuntime;
+#[cfg(feature = "smol")]
+pub use runtime::SmolRuntime;
+
+/// A [`ByteStream`] over a `futures-io` stream, split into its read and write halves.
+fn byte_stream<S>(stream: S) -> ByteStream
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (reader, writer) = futures_lite::io::split(Box::pin(stream));
+    ByteStream::new(reader, writer)
+}
+
+/// Serves `server` on the process's own stdin and stdout until stdin reaches EOF; requests
+/// still in flight at EOF are answered and flushed before it returns.
+///
+/// Stdin and stdout are driven on `blocking`'s thread pool, so this works under async-std and
+/// smol alike.
+pub async fn serve_stdio<R: Runtime>(rt: R, server: Server) -> Result<(), Error> {
+    let transport = ByteStream::new(
+        blocking::Unblock::new(std::io::stdin()),
+        blocking::Unblock::new(std::io::stdout()),
+    );
+    server.serve(rt, transport).await
+}
+
+/// Serves `server` over one byte stream (an async-std or smol socket,
+/// `async_io::Async<UnixStream>`, a pipe) until the connection closes.
+pub async fn serve_stream<R, S>(rt: R, server: &Server, stream: S) -> Result<(), Error>
+where
+    R: Runtime,
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    server.serve(rt, byte_stream(stream)).await
+}
+
+/// Connects a client over one byte stream: the connection task is spawned on `rt` and the
+/// client is returned once the handshake completed.
+pub async fn connect_stream<R, S>(rt: R, stream: S, options: ClientOptions) -> Result<Client, Error>
+where
+    R: Runtime,
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    Client::connect(rt, byte_stream(stream), options).await
+}
+
+/// Accepts connections on `listener` forever, serving each on its own task on `rt`.
+///
+/// Takes a `std` listener (bind it with `std::net::TcpListener::bind`), which works under
+/// either runtime. Errors of a single connection attempt (reset, aborted) are skipped; running
+/// out of file descriptors or memory pauses accepting for 100 ms. Any other accept error is
+/// returned.
+pub async fn serve_tcp<R: Runtime>(
+    rt: R,
+    server: Server,
+    listener: TcpListener,
+) -> std::io::Result<()> {
+    let listener = Async::new(listener)?;
+    loop {
+        match listener.accept().await {
+            Ok((stream, addr)) => {
+                let _ = stream.get_ref().set_nodelay(true);
+                let server = server.clone();
+                let conn_rt = rt.clone();
+                rt.spawn(Box::pin(async move {
+                    tracing::debug!(target: "mcp", %addr, "accepted a TCP connection");
+                    if let Err(e) = serve_stream(conn_rt, &server, stream).await {
+                        tracing::debug!(target: "mcp", %addr, error = %e, "TCP connection ended with an error");
+                    }
+                }));
+            }
+            Err(e) => match accept_error(&e) {
+                AcceptError::Skip => {}
+                AcceptError::Pause => {
+                    tracing::warn!(target: "mcp", error = %e, "accept failed; pausing");
+                    async_io::Timer::after(std::time::Duration::from_millis(100)).await;
+                }
+                AcceptError::Fatal => return Err(e),
+            },
+        }
+    }
+}
+
+enum AcceptError {
+    Skip,
+    Pause,
+    Fatal,
+}
+
+fn accept_error(e: &std::io::Error) -> AcceptError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionAborted
+        | K::ConnectionReset
+        | K::Interrupted
+        | K::WouldBlock
+        | K::TimedOut => AcceptError::Skip,
+        _ => match e.raw_os_error() {
+            #[cfg(unix)]
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => AcceptError::Pause,
+            #[cfg(unix)]
+            Some(libc::EPROTO | libc::EPERM | libc::ENETDOWN | libc::EHOSTUNREACH) => {
+                AcceptError::Skip
+            }
+            _ => AcceptError::Fatal,
+        },
+    }
+}
+
+/// An in-process client/server pair over a Unix socket pair: the server side is spawned on
+/// `rt`, and this resolves with the connected client. The server side ends when the client
+/// closes.
+#[cfg(unix)]
+pub async fn memory_pair<R: Runtime>(
+    rt: R,
+    server: Server,
+    options: ClientOptions,
+) -> Result<Client, Error> {
+    use std::os::unix::net::UnixStream;
+    let io = |e: std::io::Error| {
+        Error::new(
+            ErrorKind::TransportError,
+            format!("socket pair failed: {e}"),
+        )
+    };
+    let (client_end, server_end) = UnixStream::pair().map_err(io)?;
+    let client_end = Async::new(client_end).map_err(io)?;
+    let server_end = Async::new(server_end).map_err(io)?;
+    let server_rt = rt.clone();
+    rt.spawn(Box::pin(async move {
+        if let Err(e) = serve_stream(server_rt, &server, server_end).await {
+            tracing::debug!(target: "mcp", error = %e, "in-memory server ended with an error");
+        }
+    }));
+    connect_stream(rt, client_end, options).await
+}

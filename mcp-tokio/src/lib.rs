@@ -1,4 +1,152 @@
-//! Tokio driver for the `mcp-proto` core (transports arrive with the typed-API issue).
+//! # mcp-tokio
+//!
+//! The tokio driver of the MCP workspace. The protocol lives in `mcp-proto` and the typed layer
+//! in `mcp-service`; this crate only supplies IO and timers:
+//!
+//! - [`TokioRuntime`], the [`Runtime`] of a tokio runtime (clock, timers, spawning);
+//! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any tokio
+//!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop);
+//! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
+//!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
+//!   [`ChildClient`]).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_tokio::Error> {
+//! let server = mcp_tokio::Server::builder("my-server", "1.0").build();
+//! mcp_tokio::serve_stdio(server).await
+//! # }
+//! ```
 #![deny(missing_docs)]
 
+mod child;
+mod runtime;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use mcp_proto as proto;
+pub use mcp_service as service;
+pub use mcp_service::{
+    BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
+    IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
+    ServerBuilder, Service, Telemetry, TelemetryEvent,
+};
+pub use runtime::TokioRuntime;
+
+/// Size of each direction's buffer in [`memory_pair`].
+const MEMORY_PIPE_CAPACITY: usize = 256 * 1024;
+
+/// A [`ByteStream`] over a tokio stream, split into its read and write halves.
+fn byte_stream<S>(stream: S) -> ByteStream
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (reader, writer) = tokio::io::split(stream);
+    ByteStream::new(reader.compat(), writer.compat_write())
+}
+
+/// Serves `server` on the process's own stdin and stdout until stdin reaches EOF; requests
+/// still in flight at EOF are answered and flushed before it returns.
+///
+/// Must run inside a tokio runtime with IO and time enabled. tokio reads stdin on a blocking
+/// thread: if this returns before EOF (a write error), that thread stays blocked in `read`, and
+/// dropping the runtime waits for it — end such a process with `std::process::exit` or use
+/// `Runtime::shutdown_timeout`.
+pub async fn serve_stdio(server: Server) -> Result<(), Error> {
+    let transport = ByteStream::new(
+        tokio::io::stdin().compat(),
+        tokio::io::stdout().compat_write(),
+    );
+    server.serve(TokioRuntime::current(), transport).await
+}
+
+/// Serves `server` over one byte stream (a TCP or Unix socket, a pipe, a duplex) until the
+/// connection closes. Must run inside a tokio runtime.
+pub async fn serve_stream<S>(server: &Server, stream: S) -> Result<(), Error>
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    server
+        .serve(TokioRuntime::current(), byte_stream(stream))
+        .await
+}
+
+/// Connects a client over one byte stream (a TCP or Unix socket, a pipe, a duplex): the
+/// connection task is spawned on the current runtime and the client is returned once the
+/// handshake completed. Must run inside a tokio runtime.
+pub async fn connect_stream<S>(stream: S, options: ClientOptions) -> Result<Client, Error>
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    Client::connect(TokioRuntime::current(), byte_stream(stream), options).await
+}
+
+/// Accepts connections on `listener` forever, serving each on its own task.
+///
+/// Errors of a single connection attempt (reset, aborted) are skipped; running out of file
+/// descriptors or memory pauses accepting for 100 ms. Any other accept error is returned.
+pub async fn serve_tcp(server: Server, listener: TcpListener) -> std::io::Result<()> {
+    loop {
+        match listener.accept().await {
+            Ok((stream, addr)) => {
+                let _ = stream.set_nodelay(true);
+                let server = server.clone();
+                tokio::spawn(async move {
+                    tracing::debug!(target: "mcp", %addr, "accepted a TCP connection");
+                    if let Err(e) = serve_stream(&server, stream).await {
+                        tracing::debug!(target: "mcp", %addr, error = %e, "TCP connection ended with an error");
+                    }
+                });
+            }
+            Err(e) => match accept_error(&e) {
+                AcceptError::Skip => {}
+                AcceptError::Pause => {
+                    tracing::warn!(target: "mcp", error = %e, "accept failed; pausing");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                AcceptError::Fatal => return Err(e),
+            },
+        }
+    }
+}
+
+enum AcceptError {
+    Skip,
+    Pause,
+    Fatal,
+}
+
+fn accept_error(e: &std::io::Error) -> AcceptError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionAborted
+        | K::ConnectionReset
+        | K::Interrupted
+        | K::WouldBlock
+        | K::TimedOut => AcceptError::Skip,
+        _ => match e.raw_os_error() {
+            #[cfg(unix)]
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => AcceptError::Pause,
+            #[cfg(unix)]
+            Some(libc::EPROTO | libc::EPERM | libc::ENETDOWN | libc::EHOSTUNREACH) => {
+                AcceptError::Skip
+            }
+            _ => AcceptError::Fatal,
+        },
+    }
+}
+
+/// An in-process client/server pair over a `tokio::io::duplex` pipe: the server side is
+/// spawned on the current runtime, and the returned future resolves with the connected client.
+/// The server side ends when the client closes.
+pub async fn memory_pair(server: Server, options: ClientOptions) -> Result<Client, Error> {
+    let (client_end, server_end) = tokio::io::duplex(MEMORY_PIPE_CAPACITY);
+    tokio::spawn(async move {
+        if let Err(e) = serve_stream(&server, server_end).await {
+            tracing::debug!(target: "mcp", error = %e, "in-memory server ended with an error");
+        }
+    });
+    connect_stream(client_end, options).await
+}

@@ -1,0 +1,72 @@
+//! [`TokioRuntime`]: the `mcp_service::Runtime` of a tokio runtime.
+
+use mcp_proto::Instant;
+use mcp_service::{BoxFuture, Clock, Runtime};
+use tokio::runtime::Handle;
+
+/// Timers further out than this are armed at this distance (and re-armed when they fire):
+/// keeps far deadlines clear of `Instant` overflow and tokio's timer-wheel range.
+const MAX_SLEEP_MICROS: u64 = 24 * 60 * 60 * 1_000_000;
+
+/// The runtime of one tokio runtime: a [`Clock`] for `now`, tokio timers, and `spawn` on the
+/// runtime's [`Handle`]. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct TokioRuntime {
+    handle: Handle,
+    clock: Clock,
+}
+
+impl TokioRuntime {
+    /// The runtime of `handle`. Its clock starts now.
+    pub fn new(handle: Handle) -> Self {
+        TokioRuntime {
+            handle,
+            clock: Clock::new(),
+        }
+    }
+
+    /// The runtime of the tokio runtime this is called from.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (as [`Handle::current`]).
+    pub fn current() -> Self {
+        TokioRuntime::new(Handle::current())
+    }
+
+    /// The tokio handle tasks are spawned on.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+}
+
+impl From<Handle> for TokioRuntime {
+    fn from(handle: Handle) -> Self {
+        TokioRuntime::new(handle)
+    }
+}
+
+impl Runtime for TokioRuntime {
+    fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> BoxFuture<()> {
+        let cap = self
+            .clock
+            .now()
+            .as_micros()
+            .saturating_add(MAX_SLEEP_MICROS);
+        let at = self
+            .clock
+            .to_std(Instant::from_micros(deadline.as_micros().min(cap)));
+        // Timers register with the runtime's driver on creation: enter it, so that this also
+        // works when polled outside the runtime's threads.
+        let _guard = self.handle.enter();
+        Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(at)))
+    }
+
+    fn spawn(&self, fut: BoxFuture<()>) {
+        drop(self.handle.spawn(fut));
+    }
+}
