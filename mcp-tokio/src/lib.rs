@@ -20,6 +20,7 @@
 
 mod child;
 mod runtime;
+mod stdio;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
@@ -55,11 +56,23 @@ where
 /// dropping the runtime waits for it — end such a process with `std::process::exit` or use
 /// `Runtime::shutdown_timeout`.
 pub async fn serve_stdio(server: Server) -> Result<(), Error> {
-    let transport = ByteStream::new(
-        tokio::io::stdin().compat(),
-        tokio::io::stdout().compat_write(),
-    );
-    server.serve(TokioRuntime::current(), transport).await
+    server.serve(TokioRuntime::current(), stdio_stream()).await
+}
+
+/// The process's stdin and stdout as a [`ByteStream`]: pipes and sockets are driven by the
+/// reactor directly (non-blocking, no thread hop); terminals and files go through tokio's
+/// blocking-pool stdio. Must be called inside a tokio runtime.
+pub fn stdio_stream() -> ByteStream {
+    use std::os::fd::AsFd;
+    let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> = match stdio::PipeFd::new(std::io::stdin().as_fd()) {
+        Some(fd) => Box::new(fd),
+        None => Box::new(tokio::io::stdin().compat()),
+    };
+    let writer: Box<dyn futures_io::AsyncWrite + Send + Unpin> = match stdio::PipeFd::new(std::io::stdout().as_fd()) {
+        Some(fd) => Box::new(fd),
+        None => Box::new(tokio::io::stdout().compat_write()),
+    };
+    ByteStream::new(reader, writer)
 }
 
 /// Serves `server` over one byte stream (a TCP or Unix socket, a pipe, a duplex) until the
