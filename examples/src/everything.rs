@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_service::schema::{
@@ -272,17 +272,11 @@ struct StreamArgs {
     delay_ms: u64,
 }
 
-/// The watched resource: a revision counter, and (once built) the server to notify.
-///
-/// The `touch_watched` handler needs [`Server::resource_updated`], but handlers are registered
-/// before the server exists and `mcp-service` offers neither a weak server handle nor a way to
-/// reach the server from a [`ToolContext`]. So the built server is parked here. That makes a
-/// reference cycle (server → registry → handler → this → server): an `everything` server is
-/// never freed. Fine for a process-long example; see the report on `Server::downgrade`.
+/// The watched resource: a revision counter (`touch_watched` bumps it and notifies subscribers
+/// through [`ToolContext::server`]).
 #[derive(Default)]
 struct Watched {
     revision: AtomicU64,
-    server: OnceLock<Server>,
 }
 
 impl Watched {
@@ -339,9 +333,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     builder = resources(builder, &watched);
     builder = prompts(builder);
     builder = completion(builder);
-    let server = builder.build();
-    let _ = watched.server.set(server.clone());
-    server
+    builder.build()
 }
 
 /// Tools returning each kind of content (tools.ts: simple text, image, audio, embedded
@@ -726,12 +718,11 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
             ),
             {
                 let watched = watched.clone();
-                move |_: Value, _cx: ToolContext| {
+                move |_: Value, cx: ToolContext| {
                     let watched = watched.clone();
                     async move {
                         let revision = watched.revision.fetch_add(1, Ordering::AcqRel) + 1;
-                        let server = watched.server.get();
-                        let notified = server.map_or(0, |s| s.resource_updated(WATCHED_URI));
+                        let notified = cx.server().resource_updated(WATCHED_URI);
                         Ok(CallToolResult::text(format!(
                             "{WATCHED_URI} is now at revision {revision}; \
                              {notified} subscribed connection(s) notified"

@@ -75,6 +75,7 @@ pub fn schema_of(value: Value) -> JsonObject {
 #[derive(Clone)]
 pub struct ToolContext {
     request: RequestContext,
+    server: Arc<Inner>,
     conn: Arc<ConnState>,
     streamed: Arc<Mutex<Vec<Content>>>,
     stream_seq: Arc<AtomicU64>,
@@ -98,6 +99,18 @@ impl ToolContext {
     /// The underlying request context.
     pub fn request(&self) -> &RequestContext {
         &self.request
+    }
+
+    /// The server handling the call (to notify subscribers, change registries, log to all).
+    pub fn server(&self) -> Server {
+        Server {
+            inner: self.server.clone(),
+        }
+    }
+
+    /// The caller's progress token, when it asked for progress.
+    pub fn progress_token(&self) -> Option<&mcp_proto::ProgressToken> {
+        self.request.progress_token()
     }
 
     /// The client.
@@ -915,6 +928,7 @@ impl Service for ServerService {
         let conn = self.conn(cx.peer());
         let hcx = ToolContext {
             request: cx,
+            server: inner.clone(),
             conn: conn.clone(),
             streamed: Arc::new(Mutex::new(Vec::new())),
             stream_seq: Arc::new(AtomicU64::new(0)),
