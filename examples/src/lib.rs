@@ -12,3 +12,4 @@
 
 pub mod bench;
 pub mod everything;
+pub mod walk;

@@ -1,0 +1,66 @@
+//! The full method walk over every local transport and runtime: in-memory and stdio (a spawned
+//! `everything` process), with the client on tokio, async-std and smol.
+
+use std::time::Duration;
+
+use mcp_examples::everything;
+use mcp_examples::walk::{options, walk};
+
+const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_in_memory() {
+    let client = mcp_tokio::memory_pair(everything::server(), options()).await.unwrap();
+    walk(&client).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_stdio() {
+    let mut cmd = tokio::process::Command::new(EVERYTHING);
+    cmd.args(["--runtime", "tokio"]);
+    let child = mcp_tokio::spawn(cmd, options()).await.unwrap();
+    walk(child.client()).await.unwrap();
+    assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+}
+
+#[test]
+fn async_std_in_memory() {
+    async_std::task::block_on(async {
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let client = mcp_async_std::memory_pair(rt, everything::server(), options()).await.unwrap();
+        walk(&client).await.unwrap();
+    });
+}
+
+#[test]
+fn async_std_stdio() {
+    async_std::task::block_on(async {
+        let mut cmd = async_process::Command::new(EVERYTHING);
+        cmd.args(["--runtime", "async-std"]);
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
+        walk(child.client()).await.unwrap();
+        assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+    });
+}
+
+#[test]
+fn smol_in_memory() {
+    smol::block_on(async {
+        let rt = mcp_async_std::SmolRuntime::new();
+        let client = mcp_async_std::memory_pair(rt, everything::server(), options()).await.unwrap();
+        walk(&client).await.unwrap();
+    });
+}
+
+#[test]
+fn smol_stdio() {
+    smol::block_on(async {
+        let mut cmd = async_process::Command::new(EVERYTHING);
+        cmd.args(["--runtime", "smol"]);
+        let rt = mcp_async_std::SmolRuntime::new();
+        let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
+        walk(child.client()).await.unwrap();
+        assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+    });
+}
