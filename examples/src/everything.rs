@@ -26,8 +26,8 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_service::schema::{
@@ -646,14 +646,21 @@ fn client_request_tools(builder: ServerBuilder) -> ServerBuilder {
 fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
     builder
         .tool(
-            no_args("list_roots", "Asks the client for its roots and returns their URIs"),
+            no_args(
+                "list_roots",
+                "Asks the client for its roots and returns their URIs",
+            ),
             |_: Value, cx: ToolContext| async move {
                 if !cx.peer().has_capability("roots") {
-                    return Ok(CallToolResult::error("the client did not declare the roots capability"));
+                    return Ok(CallToolResult::error(
+                        "the client did not declare the roots capability",
+                    ));
                 }
                 let roots = cx.list_roots().await?;
                 let uris: Vec<String> = roots.roots.iter().map(|r| r.uri.clone()).collect();
-                Ok(CallToolResult::text(serde_json::to_string(&uris).unwrap_or_default()))
+                Ok(CallToolResult::text(
+                    serde_json::to_string(&uris).unwrap_or_default(),
+                ))
             },
         )
         .tool(

@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_service::client::ToolStreamItem;
 use mcp_service::schema::{
-    CallToolResult, Content, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    LoggingLevel, ResourceContents, Root,
+    CallToolResult, Content, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, LoggingLevel, ResourceContents, Root,
 };
 use mcp_service::{Client, ClientOptions, Error, ErrorKind, RequestContext};
 use serde_json::json;
@@ -33,7 +33,11 @@ fn fail(msg: String) -> Error {
 }
 
 fn expect(ok: bool, what: &str) -> Result<(), Error> {
-    if ok { Ok(()) } else { Err(fail(what.to_owned())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(fail(what.to_owned()))
+    }
 }
 
 /// `Some(output)`, or `None` if `d` passed first (the future is dropped).
@@ -68,27 +72,44 @@ fn summary(r: &CallToolResult) -> String {
             other => format!("{}", serde_json::to_string(other).unwrap_or_default()),
         })
         .collect();
-    format!("{}{}", if r.is_error == Some(true) { "ERROR " } else { "" }, parts.join(", "))
+    format!(
+        "{}{}",
+        if r.is_error == Some(true) {
+            "ERROR "
+        } else {
+            ""
+        },
+        parts.join(", ")
+    )
 }
 
 /// The client options of the walk: sampling, elicitation and roots handled by the "demo".
 pub fn options() -> ClientOptions {
     ClientOptions::new("mcp-demo", env!("CARGO_PKG_VERSION"))
-        .sampling(|p: CreateMessageRequestParams, _cx: RequestContext| async move {
-            let prompt = serde_json::to_string(&p.messages).unwrap_or_default();
-            if verbose() { println!("  \x1b[2m(demo answers sampling/createMessage for {prompt})\x1b[0m"); }
-            Ok::<CreateMessageResult, Error>(
-                serde_json::from_value(json!({
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "The capital of France is Paris."},
-                    "model": "demo-model",
-                    "stopReason": "endTurn"
-                }))
-                .expect("valid sampling result"),
-            )
-        })
+        .sampling(
+            |p: CreateMessageRequestParams, _cx: RequestContext| async move {
+                let prompt = serde_json::to_string(&p.messages).unwrap_or_default();
+                if verbose() {
+                    println!("  \x1b[2m(demo answers sampling/createMessage for {prompt})\x1b[0m");
+                }
+                Ok::<CreateMessageResult, Error>(
+                    serde_json::from_value(json!({
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "The capital of France is Paris."},
+                        "model": "demo-model",
+                        "stopReason": "endTurn"
+                    }))
+                    .expect("valid sampling result"),
+                )
+            },
+        )
         .elicitation(|p: ElicitRequestParams, _cx: RequestContext| async move {
-            if verbose() { println!("  \x1b[2m(demo answers elicitation/create: {})\x1b[0m", serde_json::to_string(&p).unwrap_or_default()); }
+            if verbose() {
+                println!(
+                    "  \x1b[2m(demo answers elicitation/create: {})\x1b[0m",
+                    serde_json::to_string(&p).unwrap_or_default()
+                );
+            }
             Ok::<ElicitResult, Error>(
                 serde_json::from_value(json!({
                     "action": "accept",
@@ -97,7 +118,12 @@ pub fn options() -> ClientOptions {
                 .expect("valid elicitation result"),
             )
         })
-        .roots(vec![serde_json::from_value::<Root>(json!({"uri": "file:///workspace", "name": "workspace"})).expect("root")])
+        .roots(vec![
+            serde_json::from_value::<Root>(
+                json!({"uri": "file:///workspace", "name": "workspace"}),
+            )
+            .expect("root"),
+        ])
 }
 
 /// Walks the whole surface; an error names the first check that failed.
@@ -116,13 +142,22 @@ pub async fn walk(client: &Client) -> Result<(), Error> {
     let tools = client.list_tools().await?;
     show("tools", format!("{} tools", tools.len()));
     for t in &tools {
-        println!("    - {:<36} {}", t.name, t.description.as_deref().unwrap_or(""));
+        println!(
+            "    - {:<36} {}",
+            t.name,
+            t.description.as_deref().unwrap_or("")
+        );
     }
 
     step("tools/call echo");
-    let r = client.call_tool("echo", json!({"text": "hello from the demo"})).await?;
+    let r = client
+        .call_tool("echo", json!({"text": "hello from the demo"}))
+        .await?;
     show("echo", summary(&r));
-    expect(summary(&r) == "text \"hello from the demo\"", "echo returns its text")?;
+    expect(
+        summary(&r) == "text \"hello from the demo\"",
+        "echo returns its text",
+    )?;
 
     step("tools/call slow, with progress");
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -130,25 +165,48 @@ pub async fn walk(client: &Client) -> Result<(), Error> {
     let r = client
         .call_tool("slow", json!({"steps": 4, "delay_ms": 50}))
         .progress(move |p| {
-            println!("    progress {}/{} {}", p.progress, p.total.unwrap_or(0.0), p.message.unwrap_or_default());
+            println!(
+                "    progress {}/{} {}",
+                p.progress,
+                p.total.unwrap_or(0.0),
+                p.message.unwrap_or_default()
+            );
             s2.lock().expect("lock").push(p.progress);
         })
         .await?;
     show("slow", summary(&r));
-    expect(*seen.lock().expect("lock") == vec![1.0, 2.0, 3.0, 4.0], "progress 1..4")?;
+    expect(
+        *seen.lock().expect("lock") == vec![1.0, 2.0, 3.0, 4.0],
+        "progress 1..4",
+    )?;
 
-    step("tools/call slow, cancelled after 150 ms (dropping the call sends notifications/cancelled)");
-    let call = client.call_tool("slow", json!({"steps": 100, "delay_ms": 50})).into_future();
+    step(
+        "tools/call slow, cancelled after 150 ms (dropping the call sends notifications/cancelled)",
+    );
+    let call = client
+        .call_tool("slow", json!({"steps": 100, "delay_ms": 50}))
+        .into_future();
     match timeout(Duration::from_millis(150), call).await {
         None => show("slow", "cancelled by the demo"),
-        Some(r) => return Err(fail(format!("slow finished despite the cancel: {:?}", r.map(|r| summary(&r))))),
+        Some(r) => {
+            return Err(fail(format!(
+                "slow finished despite the cancel: {:?}",
+                r.map(|r| summary(&r))
+            )));
+        }
     }
     let r = client
         .call_tool("slow", json!({"steps": 100, "delay_ms": 50}))
         .timeout(mcp_proto::Duration::from_millis(120))
         .await;
-    show("slow with a 120 ms timeout", format!("{:?}", r.as_ref().err().map(|e| e.kind())));
-    expect(r.is_err_and(|e| e.kind() == mcp_service::ErrorKind::Timeout), "the timed-out call fails with Timeout")?;
+    show(
+        "slow with a 120 ms timeout",
+        format!("{:?}", r.as_ref().err().map(|e| e.kind())),
+    );
+    expect(
+        r.is_err_and(|e| e.kind() == mcp_service::ErrorKind::Timeout),
+        "the timed-out call fails with Timeout",
+    )?;
 
     step("streaming tool");
     let mut partials = 0;
@@ -204,7 +262,9 @@ pub async fn walk(client: &Client) -> Result<(), Error> {
     let mut args = BTreeMap::new();
     args.insert("arg1".to_owned(), "first".to_owned());
     args.insert("arg2".to_owned(), "second".to_owned());
-    let p = client.get_prompt("test_prompt_with_arguments", args).await?;
+    let p = client
+        .get_prompt("test_prompt_with_arguments", args)
+        .await?;
     for m in &p.messages {
         show("message", m.content.as_text().unwrap_or("(non-text)"));
     }
@@ -223,27 +283,47 @@ pub async fn walk(client: &Client) -> Result<(), Error> {
     expect(!c.completion.values.is_empty(), "completion values")?;
 
     step("sampling (the server asks the demo's model)");
-    let r = client.call_tool("test_sampling", json!({"prompt": "What is the capital of France?"})).await?;
+    let r = client
+        .call_tool(
+            "test_sampling",
+            json!({"prompt": "What is the capital of France?"}),
+        )
+        .await?;
     show("test_sampling", summary(&r));
-    expect(summary(&r).contains("Paris"), "the sampling answer reaches the tool")?;
+    expect(
+        summary(&r).contains("Paris"),
+        "the sampling answer reaches the tool",
+    )?;
 
     step("elicitation (the server asks the demo's user)");
-    let r = client.call_tool("test_elicitation", json!({"message": "Who are you?"})).await?;
+    let r = client
+        .call_tool("test_elicitation", json!({"message": "Who are you?"}))
+        .await?;
     show("test_elicitation", summary(&r));
-    expect(summary(&r).contains("ada@example.com"), "the elicitation answer reaches the tool")?;
+    expect(
+        summary(&r).contains("ada@example.com"),
+        "the elicitation answer reaches the tool",
+    )?;
 
     step("roots");
     let r = client.call_tool("list_roots", json!({})).await?;
     show("server sees roots", summary(&r));
-    client.set_roots(vec![serde_json::from_value(json!({"uri": "file:///other", "name": "other"})).expect("root")])?;
+    client.set_roots(vec![
+        serde_json::from_value(json!({"uri": "file:///other", "name": "other"})).expect("root"),
+    ])?;
     let r = client.call_tool("list_roots", json!({})).await?;
     show("after set_roots", summary(&r));
-    expect(summary(&r).contains("file:///other"), "roots/list_changed and the new roots")?;
+    expect(
+        summary(&r).contains("file:///other"),
+        "roots/list_changed and the new roots",
+    )?;
 
     step("logging/setLevel and log messages");
     let mut logs = client.log_messages();
     client.set_logging_level(LoggingLevel::Info).await?;
-    let r = client.call_tool("test_tool_with_logging", json!({})).await?;
+    let r = client
+        .call_tool("test_tool_with_logging", json!({}))
+        .await?;
     show("test_tool_with_logging", summary(&r));
     let mut count = 0;
     while let Some(Some(m)) = timeout(Duration::from_millis(200), logs.next()).await {
@@ -256,4 +336,3 @@ pub async fn walk(client: &Client) -> Result<(), Error> {
     expect(count == 3, "three log messages at level info")?;
     Ok(())
 }
-

@@ -10,7 +10,9 @@ const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_in_memory() {
-    let client = mcp_tokio::memory_pair(everything::server(), options()).await.unwrap();
+    let client = mcp_tokio::memory_pair(everything::server(), options())
+        .await
+        .unwrap();
     walk(&client).await.unwrap();
 }
 
@@ -20,14 +22,22 @@ async fn tokio_stdio() {
     cmd.args(["--runtime", "tokio"]);
     let child = mcp_tokio::spawn(cmd, options()).await.unwrap();
     walk(child.client()).await.unwrap();
-    assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+    assert!(
+        child
+            .shutdown(Duration::from_secs(5))
+            .await
+            .unwrap()
+            .success()
+    );
 }
 
 #[test]
 fn async_std_in_memory() {
     async_std::task::block_on(async {
         let rt = mcp_async_std::AsyncStdRuntime::new();
-        let client = mcp_async_std::memory_pair(rt, everything::server(), options()).await.unwrap();
+        let client = mcp_async_std::memory_pair(rt, everything::server(), options())
+            .await
+            .unwrap();
         walk(&client).await.unwrap();
     });
 }
@@ -40,7 +50,13 @@ fn async_std_stdio() {
         let rt = mcp_async_std::AsyncStdRuntime::new();
         let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
         walk(child.client()).await.unwrap();
-        assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+        assert!(
+            child
+                .shutdown(Duration::from_secs(5))
+                .await
+                .unwrap()
+                .success()
+        );
     });
 }
 
@@ -48,7 +64,9 @@ fn async_std_stdio() {
 fn smol_in_memory() {
     smol::block_on(async {
         let rt = mcp_async_std::SmolRuntime::new();
-        let client = mcp_async_std::memory_pair(rt, everything::server(), options()).await.unwrap();
+        let client = mcp_async_std::memory_pair(rt, everything::server(), options())
+            .await
+            .unwrap();
         walk(&client).await.unwrap();
     });
 }
@@ -61,6 +79,12 @@ fn smol_stdio() {
         let rt = mcp_async_std::SmolRuntime::new();
         let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
         walk(child.client()).await.unwrap();
-        assert!(child.shutdown(Duration::from_secs(5)).await.unwrap().success());
+        assert!(
+            child
+                .shutdown(Duration::from_secs(5))
+                .await
+                .unwrap()
+                .success()
+        );
     });
 }

@@ -190,7 +190,11 @@ impl Error {
     }
 
     /// An error as received from the wire: the kind is derived from the code.
-    pub fn from_wire(code: i64, message: impl Into<Cow<'static, str>>, data: Option<Box<RawValue>>) -> Self {
+    pub fn from_wire(
+        code: i64,
+        message: impl Into<Cow<'static, str>>,
+        data: Option<Box<RawValue>>,
+    ) -> Self {
         Error {
             kind: ErrorKind::from_code(code),
             code,
@@ -241,7 +245,10 @@ impl Error {
     }
     /// -32601 method not found.
     pub fn method_not_found(method: &str) -> Self {
-        Error::new(ErrorKind::MethodNotFound, alloc::format!("method not found: {method}"))
+        Error::new(
+            ErrorKind::MethodNotFound,
+            alloc::format!("method not found: {method}"),
+        )
     }
     /// -32602 invalid params.
     pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
@@ -302,7 +309,10 @@ mod tests {
         let e = Error::invalid_params("bad cursor");
         assert_eq!(e.kind(), ErrorKind::InvalidParams);
         assert_eq!(e.code(), -32602);
-        assert_eq!(alloc::string::ToString::to_string(&e), "invalid params (-32602): bad cursor");
+        assert_eq!(
+            alloc::string::ToString::to_string(&e),
+            "invalid params (-32602): bad cursor"
+        );
         let data = RawValue::from_string("{\"a\":1}".into()).unwrap();
         let e = Error::from_wire(-32002, "nope", Some(data));
         assert_eq!(e.kind(), ErrorKind::NotFound);

@@ -170,6 +170,9 @@ mod tests {
         assert!(serde_json::from_str::<RequestId>("null").is_err());
         assert!(serde_json::from_str::<RequestId>("1.5").is_err());
         assert!(serde_json::from_str::<RequestId>("18446744073709551615").is_err());
-        assert_eq!(serde_json::to_string(&RequestId::from("q")).unwrap(), "\"q\"");
+        assert_eq!(
+            serde_json::to_string(&RequestId::from("q")).unwrap(),
+            "\"q\""
+        );
     }
 }

@@ -93,7 +93,12 @@ pub fn parse(input: &[u8]) -> Parsed<'_> {
                 answer: true,
                 error: Error::invalid_request("empty batch"),
             })),
-            Ok(items) => Parsed::Batch(items.into_iter().map(|raw| parse_one(raw.get().as_bytes())).collect()),
+            Ok(items) => Parsed::Batch(
+                items
+                    .into_iter()
+                    .map(|raw| parse_one(raw.get().as_bytes()))
+                    .collect(),
+            ),
             Err(e) => Parsed::Single(Err(classify(e))),
         };
     }
@@ -112,7 +117,11 @@ fn classify(e: serde_json::Error) -> Rejected {
         Category::Data => Error::invalid_request("not a JSON-RPC message object"),
         _ => Error::parse(alloc::format!("invalid JSON: {e}")),
     };
-    Rejected { id: None, answer: true, error }
+    Rejected {
+        id: None,
+        answer: true,
+        error,
+    }
 }
 
 #[derive(Default)]
@@ -203,7 +212,9 @@ enum IdRead {
 }
 
 fn read_id(raw: Option<&RawValue>) -> IdRead {
-    let Some(raw) = raw else { return IdRead::Absent };
+    let Some(raw) = raw else {
+        return IdRead::Absent;
+    };
     let s = raw.get();
     match s.as_bytes().first() {
         Some(b'n') => IdRead::Null,
@@ -237,7 +248,8 @@ impl<'a> RawFields<'a> {
         let is_request = self.method.is_some() && !matches!(id, IdRead::Absent);
         let reject = |msg: &'static str| Rejected {
             id: id_for_error.clone(),
-            answer: is_request || self.method.is_none() && self.result.is_none() && self.error.is_none(),
+            answer: is_request
+                || self.method.is_none() && self.result.is_none() && self.error.is_none(),
             error: Error::invalid_request(msg),
         };
         if self.duplicate {
@@ -291,7 +303,9 @@ impl<'a> RawFields<'a> {
                 let Ok(obj) = serde_json::from_str::<ErrorObject<'a>>(error.get()) else {
                     return Err(Rejected {
                         answer: false,
-                        ..reject("`error` must be an object with integer `code` and string `message`")
+                        ..reject(
+                            "`error` must be an object with integer `code` and string `message`",
+                        )
                     });
                 };
                 Ok(Envelope::Error {
@@ -353,7 +367,9 @@ impl Envelope<'_> {
     /// The method, for requests and notifications.
     pub fn method(&self) -> Option<&str> {
         match self {
-            Envelope::Request { method, .. } | Envelope::Notification { method, .. } => Some(method),
+            Envelope::Request { method, .. } | Envelope::Notification { method, .. } => {
+                Some(method)
+            }
             _ => None,
         }
     }
@@ -374,9 +390,18 @@ impl Envelope<'_> {
                 id: id.clone(),
                 result: (*result).to_owned(),
             },
-            Envelope::Error { id, code, message, data } => Message::Error {
+            Envelope::Error {
+                id,
+                code,
+                message,
+                data,
+            } => Message::Error {
                 id: id.clone(),
-                error: Error::from_wire(*code, String::from(message.as_ref()), data.map(ToOwned::to_owned)),
+                error: Error::from_wire(
+                    *code,
+                    String::from(message.as_ref()),
+                    data.map(ToOwned::to_owned),
+                ),
             },
         }
     }
@@ -424,11 +449,21 @@ impl Message {
     /// Appends the message as compact JSON (no framing) to `out`.
     pub fn write(&self, out: &mut Vec<u8>) {
         match self {
-            Message::Request { id, method, params } => write_request(out, id, method, params.as_deref()),
-            Message::Notification { method, params } => write_notification(out, method, params.as_deref()),
+            Message::Request { id, method, params } => {
+                write_request(out, id, method, params.as_deref())
+            }
+            Message::Notification { method, params } => {
+                write_notification(out, method, params.as_deref())
+            }
             Message::Response { id, result } => write_response(out, id, result),
             Message::Error { id, error } => {
-                write_error(out, id.as_ref(), error.code(), error.message(), error.data());
+                write_error(
+                    out,
+                    id.as_ref(),
+                    error.code(),
+                    error.message(),
+                    error.data(),
+                );
             }
         }
     }
@@ -473,7 +508,13 @@ pub fn write_response(out: &mut Vec<u8>, id: &RequestId, result: &RawValue) {
 }
 
 /// Appends an error response (`id: None` writes `"id":null`).
-pub fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, code: i64, message: &str, data: Option<&RawValue>) {
+pub fn write_error(
+    out: &mut Vec<u8>,
+    id: Option<&RequestId>,
+    code: i64,
+    message: &str,
+    data: Option<&RawValue>,
+) {
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"id\":");
     match id {
@@ -526,7 +567,8 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 
 /// Serialises `value` into a boxed [`RawValue`].
 pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
-    serde_json::value::to_raw_value(value).map_err(|e| Error::new(ErrorKind::Internal, alloc::format!("serialise: {e}")))
+    serde_json::value::to_raw_value(value)
+        .map_err(|e| Error::new(ErrorKind::Internal, alloc::format!("serialise: {e}")))
 }
 
 /// The raw JSON `{}`.
@@ -570,24 +612,39 @@ mod tests {
         assert_eq!(method, "notifications/initialized");
         assert!(params.is_none());
 
-        let Envelope::Response { id, result } = one(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap() else {
+        let Envelope::Response { id, result } =
+            one(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap()
+        else {
             panic!()
         };
         assert_eq!(id, RequestId::from("a"));
         assert_eq!(result.get(), "{}");
 
-        let Envelope::Error { id, code, message, data } =
-            one(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad","data":[1]}}"#).unwrap()
+        let Envelope::Error {
+            id,
+            code,
+            message,
+            data,
+        } = one(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad","data":[1]}}"#,
+        )
+        .unwrap()
         else {
             panic!()
         };
-        assert_eq!((id, code, &*message, data.unwrap().get()), (None, -32700, "bad", "[1]"));
+        assert_eq!(
+            (id, code, &*message, data.unwrap().get()),
+            (None, -32700, "bad", "[1]")
+        );
     }
 
     #[test]
     fn escaped_strings_and_unknown_members() {
-        let e = one(r#"{"jsonrpc":"2.0","id":"a\"b","method":"x\/y","extra":{"deep":[1,2]}}"#).unwrap();
-        let Envelope::Request { id, method, .. } = e else { panic!() };
+        let e =
+            one(r#"{"jsonrpc":"2.0","id":"a\"b","method":"x\/y","extra":{"deep":[1,2]}}"#).unwrap();
+        let Envelope::Request { id, method, .. } = e else {
+            panic!()
+        };
         assert_eq!(id, RequestId::from("a\"b"));
         assert_eq!(method, "x/y");
     }
@@ -608,18 +665,46 @@ mod tests {
             ("1", None, true),
             ("\"x\"", None, true),
             (r#"{"id":3,"method":"m"}"#, Some(RequestId::Number(3)), true),
-            (r#"{"jsonrpc":"1.0","id":3,"method":"m"}"#, Some(RequestId::Number(3)), true),
+            (
+                r#"{"jsonrpc":"1.0","id":3,"method":"m"}"#,
+                Some(RequestId::Number(3)),
+                true,
+            ),
             (r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#, None, true),
             (r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#, None, true),
             (r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#, None, true),
-            (r#"{"jsonrpc":"2.0","id":4,"method":7}"#, Some(RequestId::Number(4)), true),
-            (r#"{"jsonrpc":"2.0","id":5,"method":"m","params":3}"#, Some(RequestId::Number(5)), true),
-            (r#"{"jsonrpc":"2.0","id":6,"method":"m","result":{}}"#, Some(RequestId::Number(6)), true),
-            (r#"{"jsonrpc":"2.0","id":7,"id":8,"method":"m"}"#, Some(RequestId::Number(8)), true),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":7}"#,
+                Some(RequestId::Number(4)),
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"m","params":3}"#,
+                Some(RequestId::Number(5)),
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"m","result":{}}"#,
+                Some(RequestId::Number(6)),
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"id":8,"method":"m"}"#,
+                Some(RequestId::Number(8)),
+                true,
+            ),
             (r#"{"jsonrpc":"2.0"}"#, None, true),
-            (r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#, Some(RequestId::Number(1)), false),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}"#,
+                Some(RequestId::Number(1)),
+                false,
+            ),
             (r#"{"jsonrpc":"2.0","id":null,"result":{}}"#, None, false),
-            (r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"x"}}"#, Some(RequestId::Number(1)), false),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"x"}}"#,
+                Some(RequestId::Number(1)),
+                false,
+            ),
         ];
         for (input, id, answer) in cases {
             let r = one(input).unwrap_err();
@@ -631,7 +716,8 @@ mod tests {
 
     #[test]
     fn null_params_count_as_absent() {
-        let Envelope::Notification { params, .. } = one(r#"{"jsonrpc":"2.0","method":"m","params":null}"#).unwrap()
+        let Envelope::Notification { params, .. } =
+            one(r#"{"jsonrpc":"2.0","method":"m","params":null}"#).unwrap()
         else {
             panic!()
         };
@@ -640,17 +726,25 @@ mod tests {
 
     #[test]
     fn batches() {
-        let Parsed::Batch(items) = parse(br#" [{"jsonrpc":"2.0","id":1,"method":"a"}, 5, {"jsonrpc":"2.0","method":"b"}]"#)
-        else {
+        let Parsed::Batch(items) = parse(
+            br#" [{"jsonrpc":"2.0","id":1,"method":"a"}, 5, {"jsonrpc":"2.0","method":"b"}]"#,
+        ) else {
             panic!()
         };
         assert_eq!(items.len(), 3);
         assert!(items[0].is_ok());
-        assert_eq!(items[1].as_ref().unwrap_err().error.kind(), ErrorKind::ProtocolInvalid);
+        assert_eq!(
+            items[1].as_ref().unwrap_err().error.kind(),
+            ErrorKind::ProtocolInvalid
+        );
         assert!(matches!(items[2], Ok(Envelope::Notification { .. })));
-        let Parsed::Single(Err(r)) = parse(b"[]") else { panic!() };
+        let Parsed::Single(Err(r)) = parse(b"[]") else {
+            panic!()
+        };
         assert_eq!(r.error.kind(), ErrorKind::ProtocolInvalid);
-        let Parsed::Single(Err(r)) = parse(b"[1,") else { panic!() };
+        let Parsed::Single(Err(r)) = parse(b"[1,") else {
+            panic!()
+        };
         assert_eq!(r.error.kind(), ErrorKind::Parse);
     }
 
@@ -658,7 +752,12 @@ mod tests {
     fn writers_produce_parseable_json() {
         let params = RawValue::from_string(r#"{"a":"b"}"#.into()).unwrap();
         let mut out = Vec::new();
-        write_request(&mut out, &RequestId::Number(-9), "tools/\"call", Some(&params));
+        write_request(
+            &mut out,
+            &RequestId::Number(-9),
+            "tools/\"call",
+            Some(&params),
+        );
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["id"], -9);
         assert_eq!(v["method"], "tools/\"call");
@@ -684,7 +783,9 @@ mod tests {
         let mut out = Vec::new();
         msg.write(&mut out);
         assert_eq!(core::str::from_utf8(&out).unwrap(), input);
-        let Message::Error { error, .. } = msg else { panic!() };
+        let Message::Error { error, .. } = msg else {
+            panic!()
+        };
         assert_eq!(error.kind(), ErrorKind::Unauthorized);
     }
 

@@ -6,7 +6,9 @@
 //! (no allocation for known methods).
 
 use crate::version::ProtocolVersion;
-use crate::version::ProtocolVersion::{V2024_11_05 as V1, V2025_06_18 as V3, V2025_11_25 as V4, V2026_07_28 as V5};
+use crate::version::ProtocolVersion::{
+    V2024_11_05 as V1, V2025_06_18 as V3, V2025_11_25 as V4, V2026_07_28 as V5,
+};
 
 /// Who sends a method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,12 +83,37 @@ impl MethodSpec {
     }
 }
 
-const fn req(name: &'static str, direction: Direction, first: ProtocolVersion, last: ProtocolVersion, gate: Gate) -> MethodSpec {
-    MethodSpec { name, request: true, direction, first, last, gate }
+const fn req(
+    name: &'static str,
+    direction: Direction,
+    first: ProtocolVersion,
+    last: ProtocolVersion,
+    gate: Gate,
+) -> MethodSpec {
+    MethodSpec {
+        name,
+        request: true,
+        direction,
+        first,
+        last,
+        gate,
+    }
 }
 
-const fn note(name: &'static str, direction: Direction, first: ProtocolVersion, last: ProtocolVersion) -> MethodSpec {
-    MethodSpec { name, request: false, direction, first, last, gate: Gate::None }
+const fn note(
+    name: &'static str,
+    direction: Direction,
+    first: ProtocolVersion,
+    last: ProtocolVersion,
+) -> MethodSpec {
+    MethodSpec {
+        name,
+        request: false,
+        direction,
+        first,
+        last,
+        gate: Gate::None,
+    }
 }
 
 use Direction::{Both, ClientToServer as C2S, ServerToClient as S2C};
@@ -101,7 +128,13 @@ pub const METHODS: &[MethodSpec] = &[
     req("resources/templates/list", C2S, V1, V5, Gate::Resources),
     req("resources/read", C2S, V1, V5, Gate::Resources),
     req("resources/subscribe", C2S, V1, V4, Gate::ResourcesSubscribe),
-    req("resources/unsubscribe", C2S, V1, V4, Gate::ResourcesSubscribe),
+    req(
+        "resources/unsubscribe",
+        C2S,
+        V1,
+        V4,
+        Gate::ResourcesSubscribe,
+    ),
     req("prompts/list", C2S, V1, V5, Gate::Prompts),
     req("prompts/get", C2S, V1, V5, Gate::Prompts),
     req("completion/complete", C2S, V1, V5, Gate::Completions),
@@ -142,8 +175,17 @@ mod tests {
     fn table_is_consistent() {
         for (i, m) in METHODS.iter().enumerate() {
             assert!(m.first <= m.last, "{}", m.name);
-            assert!(METHODS.iter().skip(i + 1).all(|o| o.name != m.name), "duplicate {}", m.name);
-            assert_eq!(m.request, !m.name.starts_with("notifications/"), "{}", m.name);
+            assert!(
+                METHODS.iter().skip(i + 1).all(|o| o.name != m.name),
+                "duplicate {}",
+                m.name
+            );
+            assert_eq!(
+                m.request,
+                !m.name.starts_with("notifications/"),
+                "{}",
+                m.name
+            );
         }
         let e = lookup("elicitation/create").unwrap();
         assert!(!e.in_version(ProtocolVersion::V2025_03_26));
@@ -151,6 +193,10 @@ mod tests {
         assert!(e.sent_by(false) && !e.sent_by(true));
         assert!(lookup("ping").unwrap().sent_by(true));
         assert!(lookup("nope").is_none());
-        assert!(!lookup("initialize").unwrap().in_version(ProtocolVersion::V2026_07_28));
+        assert!(
+            !lookup("initialize")
+                .unwrap()
+                .in_version(ProtocolVersion::V2026_07_28)
+        );
     }
 }

@@ -119,7 +119,11 @@ impl Config {
     }
 
     fn latest_handshake(&self) -> Option<ProtocolVersion> {
-        self.versions.iter().copied().filter(|v| !v.is_stateless()).max()
+        self.versions
+            .iter()
+            .copied()
+            .filter(|v| !v.is_stateless())
+            .max()
     }
 }
 
@@ -299,7 +303,11 @@ impl CapSet {
         match serde_json::from_str::<Caps>(raw.get()) {
             Ok(c) => CapSet {
                 tools: c.tools.is_some(),
-                resources_subscribe: c.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false),
+                resources_subscribe: c
+                    .resources
+                    .as_ref()
+                    .and_then(|r| r.subscribe)
+                    .unwrap_or(false),
                 resources: c.resources.is_some(),
                 prompts: c.prompts.is_some(),
                 logging: c.logging.is_some(),
@@ -585,7 +593,9 @@ impl Session {
             }
         }
         for id in expired {
-            let Some(p) = self.pending.remove(&id) else { continue };
+            let Some(p) = self.pending.remove(&id) else {
+                continue;
+            };
             if p.is_initialize {
                 self.fail_connection(Error::new(ErrorKind::Timeout, "`initialize` timed out"));
                 return;
@@ -647,7 +657,10 @@ impl Session {
             return Err(Error::invalid_request("only a client sends `initialize`"));
         }
         if self.state != State::AwaitingInit {
-            return Err(Error::new(ErrorKind::AlreadyConnected, "`initialize` was already sent"));
+            return Err(Error::new(
+                ErrorKind::AlreadyConnected,
+                "`initialize` was already sent",
+            ));
         }
         let Some(version) = self.config.latest_handshake() else {
             return Err(Error::new(
@@ -655,7 +668,9 @@ impl Session {
                 "no handshake protocol version configured",
             ));
         };
-        let mut p = Vec::with_capacity(64 + self.config.info.get().len() + self.config.capabilities.get().len());
+        let mut p = Vec::with_capacity(
+            64 + self.config.info.get().len() + self.config.capabilities.get().len(),
+        );
         p.extend_from_slice(b"{\"protocolVersion\":");
         jsonrpc::write_json_str(&mut p, version.as_str());
         p.extend_from_slice(b",\"capabilities\":");
@@ -699,7 +714,9 @@ impl Session {
         if let Some(p) = &params
             && !p.get().starts_with('{')
         {
-            return Err(Error::invalid_params("request params must be a JSON object"));
+            return Err(Error::invalid_params(
+                "request params must be a JSON object",
+            ));
         }
         if self.pending.len() >= self.config.max_outbound_in_flight {
             return Err(Error::new(
@@ -762,7 +779,9 @@ impl Session {
         if let Some(p) = &params
             && !p.get().starts_with('{')
         {
-            return Err(Error::invalid_params("notification params must be a JSON object"));
+            return Err(Error::invalid_params(
+                "notification params must be a JSON object",
+            ));
         }
         self.out.push_back(Outgoing::Notification {
             method: name,
@@ -830,13 +849,18 @@ impl Session {
             return Err(Error::invalid_params("`_meta` must be a JSON object"));
         }
         if self.state == State::Closed {
-            return Err(Error::new(ErrorKind::TransportClosed, "the session is closed"));
+            return Err(Error::new(
+                ErrorKind::TransportClosed,
+                "the session is closed",
+            ));
         }
         let Some(entry) = self.inbound.get_mut(id) else {
             return Err(self.missing_inbound(id));
         };
         let Some(token) = entry.progress_token.clone() else {
-            return Err(Error::invalid_params("the request did not ask for progress"));
+            return Err(Error::invalid_params(
+                "the request did not ask for progress",
+            ));
         };
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return Err(Error::invalid_params("progress values must be finite"));
@@ -858,13 +882,20 @@ impl Session {
 
     /// Cancels an outbound request: `notifications/cancelled` goes to the peer and the request's
     /// outcome is [`ErrorKind::RequestCancelled`]. A late response is dropped quietly.
-    pub fn cancel(&mut self, _now: Instant, id: &RequestId, reason: Option<&str>) -> Result<(), Error> {
+    pub fn cancel(
+        &mut self,
+        _now: Instant,
+        id: &RequestId,
+        reason: Option<&str>,
+    ) -> Result<(), Error> {
         let RequestId::Number(n) = id else {
             return Err(Error::new(ErrorKind::NotFound, "no such outbound request"));
         };
         match self.pending.get(n) {
             None => Err(Error::new(ErrorKind::NotFound, "no such outbound request")),
-            Some(p) if p.is_initialize => Err(Error::invalid_request("`initialize` must not be cancelled")),
+            Some(p) if p.is_initialize => {
+                Err(Error::invalid_request("`initialize` must not be cancelled"))
+            }
             Some(_) => {
                 self.pending.remove(n);
                 self.out.push_back(Outgoing::Cancelled {
@@ -947,7 +978,10 @@ impl Session {
     fn check_outbound(&self, method: &str, request: bool) -> Result<Cow<'static, str>, Error> {
         match self.state {
             State::Closed | State::Closing => {
-                return Err(Error::new(ErrorKind::TransportClosed, "the session is closed"));
+                return Err(Error::new(
+                    ErrorKind::TransportClosed,
+                    "the session is closed",
+                ));
             }
             State::Ready => {}
             State::AwaitingInit | State::Initializing => {
@@ -955,7 +989,9 @@ impl Session {
                     method == "ping"
                 } else {
                     // A server may log before `initialized`.
-                    !self.client && self.state == State::Initializing && method == "notifications/message"
+                    !self.client
+                        && self.state == State::Initializing
+                        && method == "notifications/message"
                 };
                 if !allowed {
                     return Err(Error::new(
@@ -966,7 +1002,9 @@ impl Session {
             }
         }
         if method == "initialize" {
-            return Err(Error::invalid_request("use `initialize()` to start the handshake"));
+            return Err(Error::invalid_request(
+                "use `initialize()` to start the handshake",
+            ));
         }
         let Some(spec) = method::lookup(method) else {
             return Ok(Cow::Owned(String::from(method)));
@@ -995,7 +1033,10 @@ impl Session {
 
     fn take_inbound(&mut self, id: &RequestId) -> Result<Inbound, Error> {
         if self.state == State::Closed {
-            return Err(Error::new(ErrorKind::TransportClosed, "the session is closed"));
+            return Err(Error::new(
+                ErrorKind::TransportClosed,
+                "the session is closed",
+            ));
         }
         match self.inbound.remove(id) {
             Some(e) => Ok(e),
@@ -1005,9 +1046,15 @@ impl Session {
 
     fn missing_inbound(&self, id: &RequestId) -> Error {
         if self.recently_cancelled.contains(id) {
-            Error::new(ErrorKind::RequestCancelled, "the peer cancelled this request")
+            Error::new(
+                ErrorKind::RequestCancelled,
+                "the peer cancelled this request",
+            )
         } else {
-            Error::new(ErrorKind::NotFound, alloc::format!("no inbound request {id} in flight"))
+            Error::new(
+                ErrorKind::NotFound,
+                alloc::format!("no inbound request {id} in flight"),
+            )
         }
     }
 
@@ -1042,7 +1089,10 @@ impl Session {
     }
 
     fn flush_batch_if_done(&mut self, b: u64) {
-        let done = self.batches.get(&b).is_some_and(|e| e.sealed && e.remaining == 0);
+        let done = self
+            .batches
+            .get(&b)
+            .is_some_and(|e| e.sealed && e.remaining == 0);
         if done
             && let Some(entry) = self.batches.remove(&b)
             && !entry.items.is_empty()
@@ -1080,7 +1130,8 @@ impl Session {
     fn on_batch(&mut self, now: Instant, items: Vec<Result<Envelope<'_>, Rejected>>) {
         let allowed = self.version.is_some_and(|v| v.allows_batches());
         if !allowed {
-            let e = Error::invalid_request("JSON-RPC batches are not allowed in this protocol version");
+            let e =
+                Error::invalid_request("JSON-RPC batches are not allowed in this protocol version");
             self.queue_error(None, None, &e);
             self.events.push_back(Event::InvalidMessage(e));
             return;
@@ -1116,7 +1167,11 @@ impl Session {
                 message,
                 data,
             } => {
-                let e = Error::from_wire(code, String::from(message.as_ref()), data.map(ToOwned::to_owned));
+                let e = Error::from_wire(
+                    code,
+                    String::from(message.as_ref()),
+                    data.map(ToOwned::to_owned),
+                );
                 match id {
                     Some(id) => self.on_response(now, id, Err(e)),
                     None => self.events.push_back(Event::PeerError(e)),
@@ -1127,7 +1182,13 @@ impl Session {
         }
     }
 
-    fn on_request(&mut self, id: RequestId, method: &str, params: Option<&RawValue>, batch: Option<u64>) {
+    fn on_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+        batch: Option<u64>,
+    ) {
         if self.inbound.contains_key(&id) {
             let e = Error::invalid_request(alloc::format!("request id {id} is already in flight"));
             self.queue_error(batch, Some(id), &e);
@@ -1137,7 +1198,10 @@ impl Session {
         let refuse = |kind: ErrorKind, msg: String| Error::new(kind, msg);
         let error = match (self.state, method) {
             (State::Closed, _) => return,
-            (State::Closing, _) => Some(refuse(ErrorKind::TransportClosed, String::from("the session is closing"))),
+            (State::Closing, _) => Some(refuse(
+                ErrorKind::TransportClosed,
+                String::from("the session is closing"),
+            )),
             (_, "ping") => {
                 self.answer(
                     batch,
@@ -1160,7 +1224,11 @@ impl Session {
                 ErrorKind::NotInitialized,
                 alloc::format!(
                     "`{method}` arrived before the handshake completed{}",
-                    if self.client { "" } else { " (send `initialize`, then `notifications/initialized`)" }
+                    if self.client {
+                        ""
+                    } else {
+                        " (send `initialize`, then `notifications/initialized`)"
+                    }
                 ),
             )),
             (State::Ready, _) => self.validate_inbound(method, params),
@@ -1172,7 +1240,10 @@ impl Session {
         if self.inbound.len() >= self.config.max_inbound_in_flight {
             let e = Error::new(
                 ErrorKind::LimitExceeded,
-                alloc::format!("too many requests in flight (limit {})", self.config.max_inbound_in_flight),
+                alloc::format!(
+                    "too many requests in flight (limit {})",
+                    self.config.max_inbound_in_flight
+                ),
             );
             self.queue_error(batch, Some(id), &e);
             return;
@@ -1220,7 +1291,9 @@ impl Session {
                     ));
                 }
             }
-            None if !self.config.allow_custom_methods => return Some(Error::method_not_found(method)),
+            None if !self.config.allow_custom_methods => {
+                return Some(Error::method_not_found(method));
+            }
             None => {}
         }
         if let Some(p) = params
@@ -1244,12 +1317,21 @@ impl Session {
         }
         let parsed = match params {
             None => Err(String::from("missing params")),
-            Some(p) => serde_json::from_str::<InitParams<'_>>(p.get()).map_err(|e| alloc::format!("{e}")),
+            Some(p) => {
+                serde_json::from_str::<InitParams<'_>>(p.get()).map_err(|e| alloc::format!("{e}"))
+            }
         };
         let p = match parsed {
-            Ok(p) if p.capabilities.get().starts_with('{') && p.client_info.get().starts_with('{') => p,
+            Ok(p)
+                if p.capabilities.get().starts_with('{')
+                    && p.client_info.get().starts_with('{') =>
+            {
+                p
+            }
             Ok(_) => {
-                let e = Error::invalid_params("invalid `initialize` params: `capabilities` and `clientInfo` must be objects");
+                let e = Error::invalid_params(
+                    "invalid `initialize` params: `capabilities` and `clientInfo` must be objects",
+                );
                 self.queue_error(batch, Some(id), &e);
                 return;
             }
@@ -1276,9 +1358,12 @@ impl Session {
             data.extend_from_slice(b"],\"requested\":");
             jsonrpc::write_json_str(&mut data, &p.protocol_version);
             data.push(b'}');
-            let e = Error::new(ErrorKind::ProtocolVersionMismatch, "Unsupported protocol version")
-                .with_code(-32602)
-                .with_data(raw_from_vec(data));
+            let e = Error::new(
+                ErrorKind::ProtocolVersionMismatch,
+                "Unsupported protocol version",
+            )
+            .with_code(-32602)
+            .with_data(raw_from_vec(data));
             self.queue_error(batch, Some(id), &e);
             return;
         };
@@ -1335,7 +1420,9 @@ impl Session {
         let r = match serde_json::from_str::<InitResult<'_>>(raw.get()) {
             Ok(r) => r,
             Err(err) => {
-                self.fail_connection(Error::invalid_request(alloc::format!("invalid `initialize` result: {err}")));
+                self.fail_connection(Error::invalid_request(alloc::format!(
+                    "invalid `initialize` result: {err}"
+                )));
                 return;
             }
         };
@@ -1386,9 +1473,10 @@ impl Session {
                         });
                     }
                 } else {
-                    self.events.push_back(Event::InvalidMessage(Error::invalid_request(
-                        "unexpected `notifications/initialized`",
-                    )));
+                    self.events
+                        .push_back(Event::InvalidMessage(Error::invalid_request(
+                            "unexpected `notifications/initialized`",
+                        )));
                 }
             }
             "notifications/cancelled" => self.on_cancelled(params),
@@ -1404,8 +1492,10 @@ impl Session {
                 let name = match method::lookup(method) {
                     Some(spec) => {
                         let version = self.version.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
-                        if spec.request || !spec.sent_by(!self.client) || !spec.in_version(version) {
-                            self.events.push_back(Event::InvalidMessage(Error::method_not_found(method)));
+                        if spec.request || !spec.sent_by(!self.client) || !spec.in_version(version)
+                        {
+                            self.events
+                                .push_back(Event::InvalidMessage(Error::method_not_found(method)));
                             return;
                         }
                         Cow::Borrowed(spec.name)
@@ -1429,9 +1519,10 @@ impl Session {
         }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p.get()).ok()) else {
             // Malformed cancellations are ignored (a notification is never answered).
-            self.events.push_back(Event::InvalidMessage(Error::invalid_params(
-                "malformed `notifications/cancelled`",
-            )));
+            self.events
+                .push_back(Event::InvalidMessage(Error::invalid_params(
+                    "malformed `notifications/cancelled`",
+                )));
             return;
         };
         let Some(id) = p.request_id else { return };
@@ -1441,7 +1532,10 @@ impl Session {
             }
             self.recently_cancelled.push_back(id.clone());
             self.batch_request_done(entry.batch);
-            self.events.push_back(Event::Cancelled { id, reason: p.reason });
+            self.events.push_back(Event::Cancelled {
+                id,
+                reason: p.reason,
+            });
         }
     }
 
@@ -1457,20 +1551,26 @@ impl Session {
             meta: Option<Box<RawValue>>,
         }
         let Some(p) = params.and_then(|p| serde_json::from_str::<P>(p.get()).ok()) else {
-            self.events.push_back(Event::InvalidMessage(Error::invalid_params(
-                "malformed `notifications/progress`",
-            )));
+            self.events
+                .push_back(Event::InvalidMessage(Error::invalid_params(
+                    "malformed `notifications/progress`",
+                )));
             return;
         };
-        let RequestId::Number(n) = p.progress_token else { return };
-        let Some(pending) = self.pending.get_mut(&n) else { return };
+        let RequestId::Number(n) = p.progress_token else {
+            return;
+        };
+        let Some(pending) = self.pending.get_mut(&n) else {
+            return;
+        };
         if !pending.progress {
             return;
         }
         if pending.last_progress.is_some_and(|last| p.progress <= last) {
-            self.events.push_back(Event::InvalidMessage(Error::invalid_params(
-                "progress did not increase; notification dropped",
-            )));
+            self.events
+                .push_back(Event::InvalidMessage(Error::invalid_params(
+                    "progress did not increase; notification dropped",
+                )));
             return;
         }
         pending.last_progress = Some(p.progress);
@@ -1535,7 +1635,11 @@ impl Session {
     }
 
     fn maybe_finish_close(&mut self) {
-        if self.state == State::Closing && self.inbound.is_empty() && self.batches.is_empty() && self.out.is_empty() {
+        if self.state == State::Closing
+            && self.inbound.is_empty()
+            && self.batches.is_empty()
+            && self.out.is_empty()
+        {
             self.state = State::Closed;
             self.emit_closed(None);
         }
@@ -1595,14 +1699,17 @@ fn with_progress_token(params: Option<Box<RawValue>>, token: i64) -> Result<Box<
         head.extend_from_slice(rest.as_bytes());
         return Ok(raw_from_vec(head));
     }
-    let mut map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(s).map_err(|e| Error::invalid_params(alloc::format!("params: {e}")))?;
+    let mut map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(s)
+        .map_err(|e| Error::invalid_params(alloc::format!("params: {e}")))?;
     let meta = map
         .entry("_meta")
         .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
     match meta {
         serde_json::Value::Object(m) => {
-            m.insert(String::from("progressToken"), serde_json::Value::from(token));
+            m.insert(
+                String::from("progressToken"),
+                serde_json::Value::from(token),
+            );
         }
         _ => return Err(Error::invalid_params("`_meta` must be an object")),
     }
@@ -1632,7 +1739,11 @@ fn write_outgoing(buf: &mut Vec<u8>, o: Outgoing) -> (MessageKind, Option<Reques
             jsonrpc::write_request(buf, &RequestId::Number(id), &method, params.as_deref());
             (MessageKind::Request, related)
         }
-        Outgoing::Notification { method, params, related } => {
+        Outgoing::Notification {
+            method,
+            params,
+            related,
+        } => {
             jsonrpc::write_notification(buf, &method, params.as_deref());
             (MessageKind::Notification, related)
         }
@@ -1667,7 +1778,9 @@ fn write_outgoing(buf: &mut Vec<u8>, o: Outgoing) -> (MessageKind, Option<Reques
             meta,
             related,
         } => {
-            buf.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{");
+            buf.extend_from_slice(
+                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{",
+            );
             if let Some(m) = meta {
                 buf.extend_from_slice(b"\"_meta\":");
                 buf.extend_from_slice(m.get().as_bytes());
@@ -1712,17 +1825,24 @@ mod tests {
 
     #[test]
     fn progress_token_injection() {
-        assert_eq!(with_progress_token(None, 3).unwrap().get(), r#"{"_meta":{"progressToken":3}}"#);
+        assert_eq!(
+            with_progress_token(None, 3).unwrap().get(),
+            r#"{"_meta":{"progressToken":3}}"#
+        );
         assert_eq!(
             with_progress_token(Some(raw("{}")), 3).unwrap().get(),
             r#"{"_meta":{"progressToken":3}}"#
         );
         assert_eq!(
-            with_progress_token(Some(raw(r#"{"name":"x"}"#)), 4).unwrap().get(),
+            with_progress_token(Some(raw(r#"{"name":"x"}"#)), 4)
+                .unwrap()
+                .get(),
             r#"{"_meta":{"progressToken":4},"name":"x"}"#
         );
         let v: serde_json::Value = serde_json::from_str(
-            with_progress_token(Some(raw(r#"{"name":"x","_meta":{"a":1}}"#)), 5).unwrap().get(),
+            with_progress_token(Some(raw(r#"{"name":"x","_meta":{"a":1}}"#)), 5)
+                .unwrap()
+                .get(),
         )
         .unwrap();
         assert_eq!(v["_meta"]["progressToken"], 5);
@@ -1738,12 +1858,24 @@ mod tests {
             Some(RequestId::from("t"))
         );
         assert_eq!(progress_token_of(&raw(r#"{"_meta":{"other":1}}"#)), None);
-        assert_eq!(progress_token_of(&raw(r#"{"_meta":{"progressToken":null}}"#)), None);
+        assert_eq!(
+            progress_token_of(&raw(r#"{"_meta":{"progressToken":null}}"#)),
+            None
+        );
     }
 
     #[test]
     fn f64_formatting_is_json() {
-        for f in [0.0, 1.0, 0.5, -3.25, 1e21, 123456789.0, f64::MAX, f64::MIN_POSITIVE] {
+        for f in [
+            0.0,
+            1.0,
+            0.5,
+            -3.25,
+            1e21,
+            123456789.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ] {
             let mut out = Vec::new();
             write_f64(&mut out, f);
             let back: f64 = serde_json::from_slice(&out).unwrap();
@@ -1753,7 +1885,9 @@ mod tests {
 
     #[test]
     fn capability_gates() {
-        let c = CapSet::parse(&raw(r#"{"tools":{},"resources":{"subscribe":true},"logging":{}}"#));
+        let c = CapSet::parse(&raw(
+            r#"{"tools":{},"resources":{"subscribe":true},"logging":{}}"#,
+        ));
         assert!(c.allows(Gate::Tools, ProtocolVersion::V2025_06_18));
         assert!(c.allows(Gate::ResourcesSubscribe, ProtocolVersion::V2025_06_18));
         assert!(!c.allows(Gate::Prompts, ProtocolVersion::V2025_06_18));

@@ -124,7 +124,8 @@ impl serde::Serialize for ProtocolVersion {
 impl<'de> serde::Deserialize<'de> for ProtocolVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <alloc::borrow::Cow<'de, str>>::deserialize(d)?;
-        ProtocolVersion::parse(&s).ok_or_else(|| serde::de::Error::custom("unknown MCP protocol version"))
+        ProtocolVersion::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom("unknown MCP protocol version"))
     }
 }
 
@@ -143,7 +144,13 @@ mod tests {
         assert!(ProtocolVersion::V2025_03_26.allows_batches());
         assert!(!ProtocolVersion::V2025_06_18.allows_batches());
         assert!(ProtocolVersion::LATEST.is_stateless());
-        assert_eq!(ProtocolVersion::V2025_11_25.resource_not_found_code(), -32002);
-        assert_eq!(ProtocolVersion::V2026_07_28.resource_not_found_code(), -32602);
+        assert_eq!(
+            ProtocolVersion::V2025_11_25.resource_not_found_code(),
+            -32002
+        );
+        assert_eq!(
+            ProtocolVersion::V2026_07_28.resource_not_found_code(),
+            -32602
+        );
     }
 }

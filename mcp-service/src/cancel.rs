@@ -20,7 +20,9 @@ pub struct CancellationToken {
 
 impl std::fmt::Debug for CancellationToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancellationToken").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancellationToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 
@@ -38,7 +40,8 @@ impl CancellationToken {
     /// Cancels the token and wakes every waiter.
     pub fn cancel(&self) {
         if !self.inner.cancelled.swap(true, Ordering::AcqRel) {
-            let wakers = std::mem::take(&mut *self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner()));
+            let wakers =
+                std::mem::take(&mut *self.inner.wakers.lock().unwrap_or_else(|e| e.into_inner()));
             for w in wakers {
                 w.wake();
             }
@@ -47,7 +50,9 @@ impl CancellationToken {
 
     /// A future that completes once the token is cancelled.
     pub fn cancelled(&self) -> Cancelled {
-        Cancelled { token: self.clone() }
+        Cancelled {
+            token: self.clone(),
+        }
     }
 
     pub(crate) fn register(&self, waker: &Waker) {
@@ -71,7 +76,11 @@ impl Future for Cancelled {
             return Poll::Ready(());
         }
         self.token.register(cx.waker());
-        if self.token.is_cancelled() { Poll::Ready(()) } else { Poll::Pending }
+        if self.token.is_cancelled() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 

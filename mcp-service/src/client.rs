@@ -13,12 +13,13 @@ use std::task::{Context, Poll};
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures_core::Stream;
 use mcp_proto::schema::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Content, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, GetPromptRequestParams, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate, ResourceUpdatedNotificationParams, Root, SetLevelRequestParams,
-    SubscribeRequestParams, Tool,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Content,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    GetPromptRequestParams, GetPromptResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    ResourceUpdatedNotificationParams, Root, SetLevelRequestParams, SubscribeRequestParams, Tool,
 };
 use mcp_proto::session::{Config, Session};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion};
@@ -33,9 +34,12 @@ use crate::server::PARTIAL_CONTENT_META;
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
-type SamplingFn =
-    dyn Fn(CreateMessageRequestParams, RequestContext) -> BoxFuture<Result<CreateMessageResult, Error>> + Send + Sync;
-type ElicitFn = dyn Fn(ElicitRequestParams, RequestContext) -> BoxFuture<Result<ElicitResult, Error>> + Send + Sync;
+type SamplingFn = dyn Fn(CreateMessageRequestParams, RequestContext) -> BoxFuture<Result<CreateMessageResult, Error>>
+    + Send
+    + Sync;
+type ElicitFn = dyn Fn(ElicitRequestParams, RequestContext) -> BoxFuture<Result<ElicitResult, Error>>
+    + Send
+    + Sync;
 
 /// Options of a client connection: identity, handlers for server requests, limits.
 #[derive(Clone)]
@@ -50,7 +54,9 @@ pub struct ClientOptions {
 
 impl std::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientOptions").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("ClientOptions")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -200,9 +206,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Service for ClientService {
-    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+    fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Box<RawValue>, Error>> {
         let params = request.params;
-        let parse_err = |e: serde_json::Error| Error::invalid_params(format!("invalid params: {e}"));
+        let parse_err =
+            |e: serde_json::Error| Error::invalid_params(format!("invalid params: {e}"));
         match &*request.method {
             "sampling/createMessage" => match (&self.sampling, params) {
                 (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
@@ -216,7 +227,9 @@ impl Service for ClientService {
                     }
                 },
                 (Some(_), None) => Box::pin(async { Err(Error::invalid_params("missing params")) }),
-                (None, _) => Box::pin(async { Err(Error::method_not_found("sampling/createMessage")) }),
+                (None, _) => {
+                    Box::pin(async { Err(Error::method_not_found("sampling/createMessage")) })
+                }
             },
             "elicitation/create" => match (&self.elicitation, params) {
                 (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
@@ -264,7 +277,9 @@ impl Service for ClientService {
                 ServerNotification::PromptsListChanged
             }
             "notifications/resources/updated" => {
-                match params.and_then(|p| serde_json::from_str::<ResourceUpdatedNotificationParams>(p.get()).ok()) {
+                match params.and_then(|p| {
+                    serde_json::from_str::<ResourceUpdatedNotificationParams>(p.get()).ok()
+                }) {
                     Some(u) => {
                         let mut f = lock(&self.state.fanout);
                         if let Some(subs) = f.updates.get_mut(&u.uri) {
@@ -276,9 +291,13 @@ impl Service for ClientService {
                 }
             }
             "notifications/message" => {
-                match params.and_then(|p| serde_json::from_str::<LoggingMessageNotificationParams>(p.get()).ok()) {
+                match params.and_then(|p| {
+                    serde_json::from_str::<LoggingMessageNotificationParams>(p.get()).ok()
+                }) {
                     Some(m) => {
-                        lock(&self.state.fanout).logs.retain(|s| s.unbounded_send(m.clone()).is_ok());
+                        lock(&self.state.fanout)
+                            .logs
+                            .retain(|s| s.unbounded_send(m.clone()).is_ok());
                         ServerNotification::Log(m)
                     }
                     None => return,
@@ -317,14 +336,20 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("server", &self.server.info.get()).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("server", &self.server.info.get())
+            .finish_non_exhaustive()
     }
 }
 
 impl Client {
     /// Connects over `transport`: the connection task is spawned on `rt`, the handshake runs,
     /// and the client is returned once the server answered.
-    pub async fn connect<R: Runtime>(rt: R, transport: ByteStream, options: ClientOptions) -> Result<Client, Error> {
+    pub async fn connect<R: Runtime>(
+        rt: R,
+        transport: ByteStream,
+        options: ClientOptions,
+    ) -> Result<Client, Error> {
         let config = options.session_config()?;
         let state = Arc::new(ClientState {
             caches: Mutex::new(Caches::default()),
@@ -337,15 +362,24 @@ impl Client {
             roots: options.roots.clone(),
         };
         let session = Session::client(config);
-        let (peer, conn, ready) = connection(rt.clone(), session, transport, Arc::new(service), options.telemetry);
+        let (peer, conn, ready) = connection(
+            rt.clone(),
+            session,
+            transport,
+            Arc::new(service),
+            options.telemetry,
+        );
         rt.spawn(Box::pin(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(target: "mcp", error = %e, "client connection ended with an error");
             }
         }));
-        let server = ready
-            .await
-            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the connection closed during the handshake"))??;
+        let server = ready.await.map_err(|_| {
+            Error::new(
+                ErrorKind::TransportClosed,
+                "the connection closed during the handshake",
+            )
+        })??;
         Ok(Client {
             _guard: Arc::new(Guard { peer: peer.clone() }),
             peer,
@@ -390,7 +424,11 @@ impl Client {
         self.peer.request("ping", None).await.map(|_| ())
     }
 
-    async fn page<T: serde::de::DeserializeOwned>(&self, method: &'static str, cursor: Option<String>) -> Result<T, Error> {
+    async fn page<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        cursor: Option<String>,
+    ) -> Result<T, Error> {
         let params = PaginatedRequestParams { cursor, meta: None };
         self.peer.request_with(method, &params).typed().await
     }
@@ -499,7 +537,8 @@ impl Client {
         let mut all = Vec::new();
         let mut cursor = None;
         loop {
-            let page: ListResourceTemplatesResult = self.page("resources/templates/list", cursor).await?;
+            let page: ListResourceTemplatesResult =
+                self.page("resources/templates/list", cursor).await?;
             all.extend(page.resource_templates);
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
@@ -516,14 +555,24 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.peer.request_with("resources/read", &params).typed().await
+        self.peer
+            .request_with("resources/read", &params)
+            .typed()
+            .await
     }
 
     /// `resources/subscribe`; the stream yields each `resources/updated` for `uri`. Dropping it
     /// does not unsubscribe on the server; call [`unsubscribe`](Self::unsubscribe).
-    pub async fn subscribe(&self, uri: &str) -> Result<UnboundedReceiver<ResourceUpdatedNotificationParams>, Error> {
+    pub async fn subscribe(
+        &self,
+        uri: &str,
+    ) -> Result<UnboundedReceiver<ResourceUpdatedNotificationParams>, Error> {
         let (tx, rx) = mpsc::unbounded();
-        lock(&self.state.fanout).updates.entry(uri.to_owned()).or_default().push(tx);
+        lock(&self.state.fanout)
+            .updates
+            .entry(uri.to_owned())
+            .or_default()
+            .push(tx);
         let params = SubscribeRequestParams {
             uri: uri.to_owned(),
             meta: None,
@@ -542,7 +591,10 @@ impl Client {
             uri: uri.to_owned(),
             meta: None,
         };
-        self.peer.request_with("resources/unsubscribe", &params).await.map(|_| ())
+        self.peer
+            .request_with("resources/unsubscribe", &params)
+            .await
+            .map(|_| ())
     }
 
     /// `prompts/list`, every page.
@@ -570,7 +622,11 @@ impl Client {
     }
 
     /// `prompts/get`.
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult, Error> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, Error> {
         let params = GetPromptRequestParams {
             name: name.to_owned(),
             arguments: Some(arguments),
@@ -583,13 +639,19 @@ impl Client {
 
     /// `completion/complete`.
     pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, Error> {
-        self.peer.request_with("completion/complete", &params).typed().await
+        self.peer
+            .request_with("completion/complete", &params)
+            .typed()
+            .await
     }
 
     /// `logging/setLevel`.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         let params = SetLevelRequestParams { level, meta: None };
-        self.peer.request_with("logging/setLevel", &params).await.map(|_| ())
+        self.peer
+            .request_with("logging/setLevel", &params)
+            .await
+            .map(|_| ())
     }
 
     /// A stream of the server's log messages.
@@ -609,7 +671,9 @@ impl Client {
     /// Replaces the roots and tells the server (`notifications/roots/list_changed`).
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         let Some(r) = &self.roots else {
-            return Err(Error::invalid_request("the client was not configured with roots"));
+            return Err(Error::invalid_request(
+                "the client was not configured with roots",
+            ));
         };
         *r.write().unwrap_or_else(|e| e.into_inner()) = roots;
         self.peer.notify("notifications/roots/list_changed", None)
@@ -658,8 +722,12 @@ impl Future for ToolCallFuture {
         match Pin::new(&mut self.inner).poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(r) => Poll::Ready(r.and_then(|raw| {
-                serde_json::from_str(raw.get())
-                    .map_err(|e| Error::new(ErrorKind::ProtocolInvalid, format!("unexpected tool result: {e}")))
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    Error::new(
+                        ErrorKind::ProtocolInvalid,
+                        format!("unexpected tool result: {e}"),
+                    )
+                })
             })),
         }
     }

@@ -37,7 +37,10 @@ pub struct ByteStream {
 
 impl ByteStream {
     /// A stream from a read half and a write half.
-    pub fn new(reader: impl AsyncRead + Send + 'static, writer: impl AsyncWrite + Send + 'static) -> Self {
+    pub fn new(
+        reader: impl AsyncRead + Send + 'static,
+        writer: impl AsyncWrite + Send + 'static,
+    ) -> Self {
         ByteStream {
             reader: Box::pin(reader),
             writer: Box::pin(writer),
@@ -91,7 +94,9 @@ impl Future for Guarded {
         }
         let _enter = this.span.enter();
         match this.inner.as_mut().poll(cx) {
-            Poll::Ready(r) => Poll::Ready((this.id.take().unwrap_or(RequestId::Number(-1)), Some(r))),
+            Poll::Ready(r) => {
+                Poll::Ready((this.id.take().unwrap_or(RequestId::Number(-1)), Some(r)))
+            }
             Poll::Pending => {
                 this.cancel.register(cx.waker());
                 Poll::Pending
@@ -131,7 +136,9 @@ pub struct Connection<R: Runtime> {
 
 impl<R: Runtime> std::fmt::Debug for Connection<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection").field("session", &self.session).finish_non_exhaustive()
+        f.debug_struct("Connection")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
     }
 }
 
@@ -143,7 +150,11 @@ pub fn connection<R: Runtime>(
     transport: ByteStream,
     service: Arc<dyn Service>,
     telemetry: Telemetry,
-) -> (Peer, Connection<R>, oneshot::Receiver<Result<PeerInfo, Error>>) {
+) -> (
+    Peer,
+    Connection<R>,
+    oneshot::Receiver<Result<PeerInfo, Error>>,
+) {
     let (tx, rx) = mpsc::unbounded();
     let peer = Peer::new(tx);
     let (ready_tx, ready_rx) = oneshot::channel();
@@ -158,7 +169,9 @@ pub fn connection<R: Runtime>(
     }
     let connection_id = peer.connection_id();
     tracing::debug!(target: "mcp", connection = connection_id, client = session.is_client(), "connection opened");
-    telemetry.emit(|| TelemetryEvent::ConnectionOpened { connection: connection_id });
+    telemetry.emit(|| TelemetryEvent::ConnectionOpened {
+        connection: connection_id,
+    });
     let conn = Connection {
         rt,
         session,
@@ -224,12 +237,20 @@ impl<R: Runtime> Connection<R> {
                     let _ = self.session.cancel(now, &id, reason.as_deref());
                 }
             }
-            Command::Notify { method, params, related } => {
-                match self.session.notify_related(&method, params, related) {
-                    Ok(()) => self.telemetry.notification(self.peer.connection_id(), Direction::Outbound, &method),
-                    Err(e) => tracing::debug!(target: "mcp", %method, error = %e, "notification not sent"),
+            Command::Notify {
+                method,
+                params,
+                related,
+            } => match self.session.notify_related(&method, params, related) {
+                Ok(()) => self.telemetry.notification(
+                    self.peer.connection_id(),
+                    Direction::Outbound,
+                    &method,
+                ),
+                Err(e) => {
+                    tracing::debug!(target: "mcp", %method, error = %e, "notification not sent")
                 }
-            }
+            },
             Command::Progress {
                 id,
                 progress,
@@ -237,10 +258,13 @@ impl<R: Runtime> Connection<R> {
                 message,
                 meta,
             } => {
-                if let Err(e) =
-                    self.session
-                        .report_progress_with_meta(&id, progress, total, message.as_deref(), meta)
-                {
+                if let Err(e) = self.session.report_progress_with_meta(
+                    &id,
+                    progress,
+                    total,
+                    message.as_deref(),
+                    meta,
+                ) {
                     tracing::debug!(target: "mcp", %id, error = %e, "progress not sent");
                 }
             }
@@ -322,8 +346,10 @@ impl<R: Runtime> Connection<R> {
                 });
             }
             Event::Notification { method, params } => {
-                self.telemetry.notification(self.peer.connection_id(), Direction::Inbound, &method);
-                self.service.handle_notification(&method, params.as_deref(), &self.peer);
+                self.telemetry
+                    .notification(self.peer.connection_id(), Direction::Inbound, &method);
+                self.service
+                    .handle_notification(&method, params.as_deref(), &self.peer);
             }
             Event::Response { id, result } => {
                 if let Some(w) = self.waiters.remove(&id) {
@@ -367,15 +393,22 @@ impl<R: Runtime> Connection<R> {
             Event::UnknownResponse { id } => {
                 tracing::debug!(target: "mcp", %id, "response for an unknown request id");
             }
-            Event::PeerError(e) => tracing::warn!(target: "mcp", error = %e, "the peer reported an error"),
-            Event::InvalidMessage(e) => tracing::warn!(target: "mcp", error = %e, "invalid message from the peer"),
+            Event::PeerError(e) => {
+                tracing::warn!(target: "mcp", error = %e, "the peer reported an error")
+            }
+            Event::InvalidMessage(e) => {
+                tracing::warn!(target: "mcp", error = %e, "invalid message from the peer")
+            }
             Event::Closed(error) => {
                 tracing::debug!(target: "mcp", connection = self.peer.connection_id(), error = ?error, "connection closed");
                 self.peer.shared.closed.store(true, Ordering::Release);
                 if let Some(tx) = self.ready.take() {
-                    let e = error
-                        .clone()
-                        .unwrap_or_else(|| Error::new(ErrorKind::TransportClosed, "the connection closed during the handshake"));
+                    let e = error.clone().unwrap_or_else(|| {
+                        Error::new(
+                            ErrorKind::TransportClosed,
+                            "the connection closed during the handshake",
+                        )
+                    });
                     let _ = tx.send(Err(e));
                 }
                 for (_, st) in self.inbound.drain() {
@@ -387,9 +420,16 @@ impl<R: Runtime> Connection<R> {
         }
     }
 
-    fn on_handler_done(&mut self, id: RequestId, result: Option<Result<Box<RawValue>, Error>>, now: Instant) {
+    fn on_handler_done(
+        &mut self,
+        id: RequestId,
+        result: Option<Result<Box<RawValue>, Error>>,
+        now: Instant,
+    ) {
         let Some(result) = result else { return };
-        let Some(st) = self.inbound.remove(&id) else { return };
+        let Some(st) = self.inbound.remove(&id) else {
+            return;
+        };
         let outcome = Outcome::of(&result);
         let sent = match result {
             Ok(raw) => self.session.respond(&id, raw),
@@ -415,15 +455,24 @@ impl<R: Runtime> Connection<R> {
             return false;
         }
         loop {
-            while self.out.len() < WRITE_HIGH_WATER && self.session.poll_transmit(&mut self.out).is_some() {
+            while self.out.len() < WRITE_HIGH_WATER
+                && self.session.poll_transmit(&mut self.out).is_some()
+            {
                 progressed = true;
             }
             if self.out_pos >= self.out.len() {
                 break;
             }
-            match self.writer.as_mut().poll_write(cx, &self.out[self.out_pos..]) {
+            match self
+                .writer
+                .as_mut()
+                .poll_write(cx, &self.out[self.out_pos..])
+            {
                 Poll::Ready(Ok(0)) => {
-                    self.fail_transport(Error::new(ErrorKind::TransportClosed, "the peer stopped reading"));
+                    self.fail_transport(Error::new(
+                        ErrorKind::TransportClosed,
+                        "the peer stopped reading",
+                    ));
                     return true;
                 }
                 Poll::Ready(Ok(n)) => {
@@ -436,7 +485,10 @@ impl<R: Runtime> Connection<R> {
                     }
                 }
                 Poll::Ready(Err(e)) => {
-                    self.fail_transport(Error::new(ErrorKind::TransportError, format!("write failed: {e}")));
+                    self.fail_transport(Error::new(
+                        ErrorKind::TransportError,
+                        format!("write failed: {e}"),
+                    ));
                     return true;
                 }
                 Poll::Pending => return progressed,
@@ -446,7 +498,10 @@ impl<R: Runtime> Connection<R> {
             match self.writer.as_mut().poll_flush(cx) {
                 Poll::Ready(Ok(())) => self.needs_flush = false,
                 Poll::Ready(Err(e)) => {
-                    self.fail_transport(Error::new(ErrorKind::TransportError, format!("flush failed: {e}")));
+                    self.fail_transport(Error::new(
+                        ErrorKind::TransportError,
+                        format!("flush failed: {e}"),
+                    ));
                     return true;
                 }
                 Poll::Pending => {}
@@ -467,7 +522,9 @@ impl<R: Runtime> Connection<R> {
         if self.out.len() >= WRITE_HIGH_WATER {
             return false; // backpressure: the peer is not reading our output
         }
-        let Some(reader) = self.reader.as_mut() else { return false };
+        let Some(reader) = self.reader.as_mut() else {
+            return false;
+        };
         match reader.as_mut().poll_read(cx, &mut self.read_buf) {
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
@@ -481,8 +538,13 @@ impl<R: Runtime> Connection<R> {
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
             Poll::Ready(Err(e)) => {
                 self.reader = None;
-                self.session
-                    .handle_closed(now, Some(Error::new(ErrorKind::TransportError, format!("read failed: {e}"))));
+                self.session.handle_closed(
+                    now,
+                    Some(Error::new(
+                        ErrorKind::TransportError,
+                        format!("read failed: {e}"),
+                    )),
+                );
                 true
             }
             Poll::Pending => false,
@@ -585,12 +647,18 @@ impl<R: Runtime> Future for Connection<R> {
                 // Outstanding callers learn the outcome from the session's close; anything
                 // left (commands queued after close) fails now.
                 for (_, w) in this.waiters.drain() {
-                    let _ = w.reply.send(Err(Error::new(ErrorKind::TransportClosed, "the connection closed")));
+                    let _ = w.reply.send(Err(Error::new(
+                        ErrorKind::TransportClosed,
+                        "the connection closed",
+                    )));
                 }
                 this.commands.close();
                 while let Ok(cmd) = this.commands.try_recv() {
                     if let Command::Request { reply, .. } = cmd {
-                        let _ = reply.send(Err(Error::new(ErrorKind::TransportClosed, "the connection closed")));
+                        let _ = reply.send(Err(Error::new(
+                            ErrorKind::TransportClosed,
+                            "the connection closed",
+                        )));
                     }
                 }
                 let connection = this.peer.connection_id();

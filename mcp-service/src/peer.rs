@@ -94,7 +94,9 @@ pub struct Peer {
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peer").field("connection", &self.shared.id).finish_non_exhaustive()
+        f.debug_struct("Peer")
+            .field("connection", &self.shared.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,12 +125,18 @@ impl Peer {
 
     /// The negotiated protocol version (after the handshake).
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.shared.info.read().ok().and_then(|g| g.as_ref().map(|i| i.version))
+        self.shared
+            .info
+            .read()
+            .ok()
+            .and_then(|g| g.as_ref().map(|i| i.version))
     }
 
     /// Whether the peer declared capability `name` (a top-level key of its capabilities).
     pub fn has_capability(&self, name: &str) -> bool {
-        let Some(info) = self.info() else { return false };
+        let Some(info) = self.info() else {
+            return false;
+        };
         serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(info.capabilities.get())
             .map(|m| m.contains_key(name))
             .unwrap_or(false)
@@ -140,7 +148,11 @@ impl Peer {
     }
 
     /// Starts a request with raw params. Await it (or call builder methods first).
-    pub fn request(&self, method: impl Into<Cow<'static, str>>, params: Option<Box<RawValue>>) -> Request {
+    pub fn request(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Box<RawValue>>,
+    ) -> Request {
         Request {
             peer: self.clone(),
             method: method.into(),
@@ -151,7 +163,11 @@ impl Peer {
     }
 
     /// Starts a request whose params are serialised from `params`.
-    pub fn request_with<P: Serialize + ?Sized>(&self, method: impl Into<Cow<'static, str>>, params: &P) -> Request {
+    pub fn request_with<P: Serialize + ?Sized>(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: &P,
+    ) -> Request {
         Request {
             peer: self.clone(),
             method: method.into(),
@@ -162,7 +178,11 @@ impl Peer {
     }
 
     /// Sends a notification.
-    pub fn notify(&self, method: impl Into<Cow<'static, str>>, params: Option<Box<RawValue>>) -> Result<(), Error> {
+    pub fn notify(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), Error> {
         self.send(Command::Notify {
             method: method.into(),
             params,
@@ -171,7 +191,11 @@ impl Peer {
     }
 
     /// Sends a notification whose params are serialised from `params`.
-    pub fn notify_with<P: Serialize + ?Sized>(&self, method: impl Into<Cow<'static, str>>, params: &P) -> Result<(), Error> {
+    pub fn notify_with<P: Serialize + ?Sized>(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: &P,
+    ) -> Result<(), Error> {
         let params = mcp_proto::jsonrpc::to_raw(params)?;
         self.notify(method, Some(params))
     }
@@ -245,8 +269,12 @@ impl Request {
     /// Awaits the result and deserialises it into `T`.
     pub async fn typed<T: DeserializeOwned>(self) -> Result<T, Error> {
         let raw = self.await?;
-        serde_json::from_str(raw.get())
-            .map_err(|e| Error::new(ErrorKind::ProtocolInvalid, format!("unexpected result shape: {e}")))
+        serde_json::from_str(raw.get()).map_err(|e| {
+            Error::new(
+                ErrorKind::ProtocolInvalid,
+                format!("unexpected result shape: {e}"),
+            )
+        })
     }
 }
 
@@ -308,19 +336,29 @@ impl Future for ResponseFuture {
                         self.state = State::Done;
                         return Poll::Ready(Err(e));
                     }
-                    self.state = State::Waiting { peer: req.peer, key, rx };
+                    self.state = State::Waiting {
+                        peer: req.peer,
+                        key,
+                        rx,
+                    };
                 }
                 State::Waiting { rx, .. } => {
                     let out = match Pin::new(rx).poll(cx) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Ok(r)) => r,
-                        Poll::Ready(Err(_)) => Err(Error::new(ErrorKind::TransportClosed, "the connection closed")),
+                        Poll::Ready(Err(_)) => Err(Error::new(
+                            ErrorKind::TransportClosed,
+                            "the connection closed",
+                        )),
                     };
                     self.state = State::Done;
                     return Poll::Ready(out);
                 }
                 State::Done => {
-                    return Poll::Ready(Err(Error::new(ErrorKind::Internal, "polled after completion")));
+                    return Poll::Ready(Err(Error::new(
+                        ErrorKind::Internal,
+                        "polled after completion",
+                    )));
                 }
             }
         }

@@ -36,7 +36,9 @@ impl Default for Clock {
 impl Clock {
     /// A clock starting now.
     pub fn new() -> Self {
-        Clock { epoch: std::time::Instant::now() }
+        Clock {
+            epoch: std::time::Instant::now(),
+        }
     }
 
     /// Microseconds since the clock's creation.

@@ -33,12 +33,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_proto::schema::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, GetPromptRequestParams,
-    GetPromptResult, Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListRootsResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParams,
-    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion,
+    Content, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    GetPromptRequestParams, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
+    LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
 };
 use mcp_proto::session::{Config, Session};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
@@ -83,7 +84,9 @@ pub struct ToolContext {
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext").field("id", self.request.id()).finish_non_exhaustive()
+        f.debug_struct("ToolContext")
+            .field("id", self.request.id())
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,7 +137,12 @@ impl ToolContext {
     }
 
     /// Reports progress (only sent when the client asked for it).
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), Error> {
+    pub fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), Error> {
         self.request.progress(progress, total, message)
     }
 
@@ -145,17 +153,31 @@ impl ToolContext {
         let seq = self.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
         if self.request.progress_token().is_some() {
             let mut meta = Map::new();
-            meta.insert(PARTIAL_CONTENT_META.into(), serde_json::to_value(vec![&item]).unwrap_or(Value::Null));
+            meta.insert(
+                PARTIAL_CONTENT_META.into(),
+                serde_json::to_value(vec![&item]).unwrap_or(Value::Null),
+            );
             let meta = mcp_proto::jsonrpc::to_raw(&meta)?;
-            self.request
-                .progress_with_meta(seq as f64, Some(&format!("partial result {seq}")), meta)?;
+            self.request.progress_with_meta(
+                seq as f64,
+                Some(&format!("partial result {seq}")),
+                meta,
+            )?;
         }
-        self.streamed.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+        self.streamed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(item);
         Ok(())
     }
 
     /// Sends a log message (`notifications/message`) if the client's level admits it.
-    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Serialize) -> Result<(), Error> {
+    pub fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: impl Serialize,
+    ) -> Result<(), Error> {
         if !self.conn.admits(level) {
             return Ok(());
         }
@@ -169,13 +191,22 @@ impl ToolContext {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
-    pub async fn create_message(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, Error> {
-        self.request.request("sampling/createMessage", &params).typed().await
+    pub async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Error> {
+        self.request
+            .request("sampling/createMessage", &params)
+            .typed()
+            .await
     }
 
     /// Asks the user for input (`elicitation/create`).
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
-        self.request.request("elicitation/create", &params).typed().await
+        self.request
+            .request("elicitation/create", &params)
+            .typed()
+            .await
     }
 
     /// Asks the client for its roots (`roots/list`).
@@ -231,13 +262,25 @@ impl IntoToolResult for Value {
     }
 }
 
-type ToolFn = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync;
-type ResourceFn = dyn Fn(String, HashMap<String, String>, ToolContext) -> BoxFuture<Result<Vec<ResourceContents>, Error>>
+type ToolFn = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>>
     + Send
     + Sync;
-type PromptFn = dyn Fn(BTreeMap<String, String>, ToolContext) -> BoxFuture<Result<GetPromptResult, Error>> + Send + Sync;
-type CompleteFn = dyn Fn(CompleteRequestParams, ToolContext) -> BoxFuture<Result<Completion, Error>> + Send + Sync;
-type CustomFn = dyn Fn(Option<Box<RawValue>>, ToolContext) -> BoxFuture<Result<Box<RawValue>, Error>> + Send + Sync;
+type ResourceFn = dyn Fn(
+        String,
+        HashMap<String, String>,
+        ToolContext,
+    ) -> BoxFuture<Result<Vec<ResourceContents>, Error>>
+    + Send
+    + Sync;
+type PromptFn = dyn Fn(BTreeMap<String, String>, ToolContext) -> BoxFuture<Result<GetPromptResult, Error>>
+    + Send
+    + Sync;
+type CompleteFn = dyn Fn(CompleteRequestParams, ToolContext) -> BoxFuture<Result<Completion, Error>>
+    + Send
+    + Sync;
+type CustomFn = dyn Fn(Option<Box<RawValue>>, ToolContext) -> BoxFuture<Result<Box<RawValue>, Error>>
+    + Send
+    + Sync;
 
 /// What an authorizer sees.
 #[derive(Debug)]
@@ -358,27 +401,31 @@ where
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
     R: IntoToolResult + 'static,
 {
-    Arc::new(move |args: Map<String, Value>, cx: ToolContext| -> BoxFuture<Result<CallToolResult, Error>> {
-        let version = cx.protocol_version();
-        match serde_json::from_value::<T>(Value::Object(args)) {
-            Ok(args) => {
-                let fut = handler(args, cx);
-                Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
+    Arc::new(
+        move |args: Map<String, Value>,
+              cx: ToolContext|
+              -> BoxFuture<Result<CallToolResult, Error>> {
+            let version = cx.protocol_version();
+            match serde_json::from_value::<T>(Value::Object(args)) {
+                Ok(args) => {
+                    let fut = handler(args, cx);
+                    Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
+                }
+                Err(e) => {
+                    let msg = format!("invalid arguments: {e}");
+                    // 2025-11-25 and later report input validation failures as tool results.
+                    let as_result = version.is_none_or(|v| v >= ProtocolVersion::V2025_11_25);
+                    Box::pin(async move {
+                        if as_result {
+                            Ok(CallToolResult::error(msg))
+                        } else {
+                            Err(Error::invalid_params(msg))
+                        }
+                    })
+                }
             }
-            Err(e) => {
-                let msg = format!("invalid arguments: {e}");
-                // 2025-11-25 and later report input validation failures as tool results.
-                let as_result = version.is_none_or(|v| v >= ProtocolVersion::V2025_11_25);
-                Box::pin(async move {
-                    if as_result {
-                        Ok(CallToolResult::error(msg))
-                    } else {
-                        Err(Error::invalid_params(msg))
-                    }
-                })
-            }
-        }
-    })
+        },
+    )
 }
 
 fn boxed_resource<F, Fut>(handler: F) -> Arc<ResourceFn>
@@ -483,7 +530,9 @@ impl ServerBuilder {
             self.duplicate("resource", &uri);
         } else {
             let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
-            self.registry.resources.insert(uri, Arc::new(ResourceEntry { resource, handler }));
+            self.registry
+                .resources
+                .insert(uri, Arc::new(ResourceEntry { resource, handler }));
         }
         self
     }
@@ -553,14 +602,20 @@ impl ServerBuilder {
             self.duplicate("method", method);
         } else {
             self.config.allow_custom_methods = true;
-            self.custom.insert(method.to_owned(), Arc::new(move |p, cx| Box::pin(handler(p, cx))));
+            self.custom.insert(
+                method.to_owned(),
+                Arc::new(move |p, cx| Box::pin(handler(p, cx))),
+            );
         }
         self
     }
 
     /// Sets the authorizer, consulted before every routed request (refusal: the error is sent,
     /// typically -32001, and the handler does not run).
-    pub fn authorizer(mut self, f: impl Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync + 'static) -> Self {
+    pub fn authorizer(
+        mut self,
+        f: impl Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync + 'static,
+    ) -> Self {
         self.authorizer = Some(Arc::new(f));
         self
     }
@@ -645,15 +700,26 @@ impl Server {
     /// Serves one connection over `transport` until it closes (at input EOF every in-flight
     /// request is answered and flushed first).
     pub async fn serve<R: Runtime>(&self, rt: R, transport: ByteStream) -> Result<(), Error> {
-        self.serve_with(rt, transport, self.inner.config.clone()).await
+        self.serve_with(rt, transport, self.inner.config.clone())
+            .await
     }
 
     /// Serves one connection with a modified session configuration (e.g. another framing).
-    pub async fn serve_with<R: Runtime>(&self, rt: R, transport: ByteStream, config: Config) -> Result<(), Error> {
+    pub async fn serve_with<R: Runtime>(
+        &self,
+        rt: R,
+        transport: ByteStream,
+        config: Config,
+    ) -> Result<(), Error> {
         let session = Session::server(config);
         let (service, state_slot) = ServerService::new(self.inner.clone());
-        let (peer, conn, _ready) =
-            connection(rt, session, transport, Arc::new(service), self.inner.telemetry.clone());
+        let (peer, conn, _ready) = connection(
+            rt,
+            session,
+            transport,
+            Arc::new(service),
+            self.inner.telemetry.clone(),
+        );
         let state = Arc::new(ConnState {
             peer: peer.clone(),
             level: Mutex::new(None),
@@ -677,10 +743,19 @@ impl Server {
 
     /// How many connections are being served.
     pub fn connection_count(&self) -> usize {
-        self.inner.connections.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
-    fn broadcast(&self, method: &'static str, params: Option<&Value>, only: impl Fn(&ConnState) -> bool) {
+    fn broadcast(
+        &self,
+        method: &'static str,
+        params: Option<&Value>,
+        only: impl Fn(&ConnState) -> bool,
+    ) {
         let conns: Vec<Arc<ConnState>> = self
             .inner
             .connections
@@ -705,7 +780,11 @@ impl Server {
         R: IntoToolResult + 'static,
     {
         {
-            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
             if reg.tools.contains_key(&tool.name) {
                 return Err(Error::new(
                     ErrorKind::DuplicateRegistration,
@@ -747,7 +826,11 @@ impl Server {
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         {
-            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
             if reg.resources.contains_key(&resource.uri) {
                 return Err(Error::new(
                     ErrorKind::DuplicateRegistration,
@@ -755,8 +838,10 @@ impl Server {
                 ));
             }
             let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
-            reg.resources
-                .insert(resource.uri.clone(), Arc::new(ResourceEntry { resource, handler }));
+            reg.resources.insert(
+                resource.uri.clone(),
+                Arc::new(ResourceEntry { resource, handler }),
+            );
         }
         self.broadcast("notifications/resources/list_changed", None, |_| true);
         Ok(())
@@ -785,7 +870,11 @@ impl Server {
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
         {
-            let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
             if reg.prompts.contains_key(&prompt.name) {
                 return Err(Error::new(
                     ErrorKind::DuplicateRegistration,
@@ -833,10 +922,18 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .filter(|c| c.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).contains(uri))
+            .filter(|c| {
+                c.subscriptions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(uri)
+            })
             .count();
         self.broadcast("notifications/resources/updated", Some(&params), |c| {
-            c.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).contains(uri)
+            c.subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(uri)
         });
         count
     }
@@ -888,14 +985,16 @@ impl ServerService {
 fn parse<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T, Error> {
     match params {
         None => Ok(T::default()),
-        Some(p) => serde_json::from_str(p.get()).map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
+        Some(p) => serde_json::from_str(p.get())
+            .map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
     }
 }
 
 fn parse_required<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, Error> {
     match params {
         None => Err(Error::invalid_params("missing params")),
-        Some(p) => serde_json::from_str(p.get()).map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
+        Some(p) => serde_json::from_str(p.get())
+            .map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
     }
 }
 
@@ -904,7 +1003,11 @@ fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
 }
 
 /// Pagination: the cursor is an opaque token naming the next offset.
-fn page<T: Clone>(items: &[T], cursor: Option<&str>, page_size: usize) -> Result<(Vec<T>, Option<String>), Error> {
+fn page<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    page_size: usize,
+) -> Result<(Vec<T>, Option<String>), Error> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -915,7 +1018,10 @@ fn page<T: Clone>(items: &[T], cursor: Option<&str>, page_size: usize) -> Result
     };
     let end = start.saturating_add(page_size).min(items.len());
     let next = (end < items.len()).then(|| format!("o{end}"));
-    Ok((items.get(start..end).map(<[T]>::to_vec).unwrap_or_default(), next))
+    Ok((
+        items.get(start..end).map(<[T]>::to_vec).unwrap_or_default(),
+        next,
+    ))
 }
 
 impl Service for ServerService {
@@ -923,7 +1029,11 @@ impl Service for ServerService {
         self.conn(peer).ready.store(true, Ordering::Release);
     }
 
-    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+    fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Box<RawValue>, Error>> {
         let inner = self.inner.clone();
         let conn = self.conn(cx.peer());
         let hcx = ToolContext {
@@ -947,10 +1057,14 @@ impl Service for ServerService {
         }
         let params = request.params;
         let p = params.as_deref();
-        let version = hcx.protocol_version().unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+        let version = hcx
+            .protocol_version()
+            .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
         let page_size = inner.page_size;
         let reg = || inner.registry.read().unwrap_or_else(|e| e.into_inner());
-        let sync = |r: Result<Box<RawValue>, Error>| -> BoxFuture<Result<Box<RawValue>, Error>> { Box::pin(async move { r }) };
+        let sync = |r: Result<Box<RawValue>, Error>| -> BoxFuture<Result<Box<RawValue>, Error>> {
+            Box::pin(async move { r })
+        };
         match &*request.method {
             "tools/list" => sync((|| {
                 let q: PaginatedRequestParams = parse(p)?;
@@ -968,7 +1082,10 @@ impl Service for ServerService {
                     Err(e) => return sync(Err(e)),
                 };
                 let Some(entry) = reg().tools.get(&call.name).cloned() else {
-                    return sync(Err(Error::invalid_params(format!("Unknown tool: {}", call.name))));
+                    return sync(Err(Error::invalid_params(format!(
+                        "Unknown tool: {}",
+                        call.name
+                    ))));
                 };
                 let fut = (entry.handler)(call.arguments.unwrap_or_default(), hcx.clone());
                 Box::pin(async move {
@@ -977,7 +1094,9 @@ impl Service for ServerService {
                         Err(e) if tool_failure(&e) => CallToolResult::error(e.message().to_owned()),
                         Err(e) => return Err(e),
                     };
-                    let streamed = std::mem::take(&mut *hcx.streamed.lock().unwrap_or_else(|e| e.into_inner()));
+                    let streamed = std::mem::take(
+                        &mut *hcx.streamed.lock().unwrap_or_else(|e| e.into_inner()),
+                    );
                     let result = if streamed.is_empty() {
                         result
                     } else {
@@ -990,7 +1109,11 @@ impl Service for ServerService {
             }
             "resources/list" => sync((|| {
                 let q: PaginatedRequestParams = parse(p)?;
-                let all: Vec<Resource> = reg().resources.values().map(|r| r.resource.clone()).collect();
+                let all: Vec<Resource> = reg()
+                    .resources
+                    .values()
+                    .map(|r| r.resource.clone())
+                    .collect();
                 let (resources, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
                 to_raw(&ListResourcesResult {
                     resources,
@@ -1000,7 +1123,11 @@ impl Service for ServerService {
             })()),
             "resources/templates/list" => sync((|| {
                 let q: PaginatedRequestParams = parse(p)?;
-                let all: Vec<ResourceTemplate> = reg().templates.values().map(|t| t.template.clone()).collect();
+                let all: Vec<ResourceTemplate> = reg()
+                    .templates
+                    .values()
+                    .map(|t| t.template.clone())
+                    .collect();
                 let (resource_templates, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
                 to_raw(&ListResourceTemplatesResult {
                     resource_templates,
@@ -1018,15 +1145,23 @@ impl Service for ServerService {
                     if let Some(e) = r.resources.get(&q.uri) {
                         Some((e.handler.clone(), HashMap::new()))
                     } else {
-                        r.templates
-                            .values()
-                            .find_map(|t| t.matcher.matches(&q.uri).map(|vars| (t.handler.clone(), vars)))
+                        r.templates.values().find_map(|t| {
+                            t.matcher
+                                .matches(&q.uri)
+                                .map(|vars| (t.handler.clone(), vars))
+                        })
                     }
                 };
                 let Some((handler, vars)) = found else {
-                    let e = Error::new(ErrorKind::NotFound, format!("Resource not found: {}", q.uri))
-                        .with_code(version.resource_not_found_code())
-                        .with_data(to_raw(&serde_json::json!({"uri": q.uri})).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()));
+                    let e = Error::new(
+                        ErrorKind::NotFound,
+                        format!("Resource not found: {}", q.uri),
+                    )
+                    .with_code(version.resource_not_found_code())
+                    .with_data(
+                        to_raw(&serde_json::json!({"uri": q.uri}))
+                            .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
+                    );
                     return sync(Err(e));
                 };
                 let fut = handler(q.uri, vars, hcx);
@@ -1064,7 +1199,10 @@ impl Service for ServerService {
                     Err(e) => return sync(Err(e)),
                 };
                 let Some(entry) = reg().prompts.get(&q.name).cloned() else {
-                    return sync(Err(Error::invalid_params(format!("Unknown prompt: {}", q.name))));
+                    return sync(Err(Error::invalid_params(format!(
+                        "Unknown prompt: {}",
+                        q.name
+                    ))));
                 };
                 let args = q.arguments.unwrap_or_default();
                 for a in entry.prompt.arguments.iter().flatten() {
@@ -1133,7 +1271,10 @@ impl Service for ServerService {
 /// Errors that are a tool's own failure (reported as `isError` results), as opposed to protocol
 /// errors (reported as JSON-RPC errors).
 fn tool_failure(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::HandlerFailed | ErrorKind::Internal | ErrorKind::Other)
+    matches!(
+        e.kind(),
+        ErrorKind::HandlerFailed | ErrorKind::Internal | ErrorKind::Other
+    )
 }
 
 // ---------------------------------------------------------------------------------- templates
@@ -1163,7 +1304,8 @@ impl UriTemplate {
             let after = &rest[open + 1..];
             match after.find('}') {
                 Some(close) => {
-                    let name = after[..close].trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
+                    let name =
+                        after[..close].trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
                     parts.push(Part::Var(name.to_owned()));
                     rest = &after[close + 1..];
                 }
@@ -1194,7 +1336,10 @@ impl UriTemplate {
                         }
                         _ => rest,
                     };
-                    if value.is_empty() || value.contains('/') && !matches!(self.parts.get(i + 1), Some(Part::Literal(_))) {
+                    if value.is_empty()
+                        || value.contains('/')
+                            && !matches!(self.parts.get(i + 1), Some(Part::Literal(_)))
+                    {
                         if value.is_empty() {
                             return None;
                         }
@@ -1236,8 +1381,14 @@ mod tests {
         assert_eq!(p2, vec![2, 3]);
         let (p3, c3) = page(&items, c2.as_deref(), 2).unwrap();
         assert_eq!((p3, c3), (vec![4], None));
-        assert_eq!(page(&items, Some("bogus"), 2).unwrap_err().kind(), ErrorKind::InvalidParams);
-        assert_eq!(page(&items, Some("o99"), 2).unwrap_err().kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            page(&items, Some("bogus"), 2).unwrap_err().kind(),
+            ErrorKind::InvalidParams
+        );
+        assert_eq!(
+            page(&items, Some("o99"), 2).unwrap_err().kind(),
+            ErrorKind::InvalidParams
+        );
     }
 
     #[test]

@@ -63,7 +63,12 @@ impl RequestContext {
     }
 
     /// Reports progress (sent only if the peer asked for it; values must strictly increase).
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), Error> {
+    pub fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), Error> {
         if self.progress_token.is_none() {
             return Ok(());
         }
@@ -77,7 +82,12 @@ impl RequestContext {
     }
 
     /// Reports progress carrying extra `_meta` (used for streamed tool content).
-    pub fn progress_with_meta(&self, progress: f64, message: Option<&str>, meta: Box<RawValue>) -> Result<(), Error> {
+    pub fn progress_with_meta(
+        &self,
+        progress: f64,
+        message: Option<&str>,
+        meta: Box<RawValue>,
+    ) -> Result<(), Error> {
         if self.progress_token.is_none() {
             return Ok(());
         }
@@ -92,14 +102,21 @@ impl RequestContext {
 
     /// Sends a notification tied to this request (it travels on this request's stream over
     /// HTTP).
-    pub fn notify<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Result<(), Error> {
+    pub fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<(), Error> {
         let params = mcp_proto::jsonrpc::to_raw(params)?;
-        self.peer.notify_related(method, Some(params), Some(self.id.clone()))
+        self.peer
+            .notify_related(method, Some(params), Some(self.id.clone()))
     }
 
     /// Sends a request to the peer on behalf of this request (sampling, elicitation, roots).
     pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
-        self.peer.request_with(method, params).related_to(self.id.clone())
+        self.peer
+            .request_with(method, params)
+            .related_to(self.id.clone())
     }
 }
 
@@ -109,7 +126,11 @@ pub trait Service: Send + Sync + 'static {
     fn on_ready(&self, _peer: &Peer) {}
 
     /// Answers one request. The future is dropped if the peer cancels the request.
-    fn handle_request(&self, request: IncomingRequest, cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>>;
+    fn handle_request(
+        &self,
+        request: IncomingRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Box<RawValue>, Error>>;
 
     /// Observes one notification (cancellation and progress are handled by the connection).
     fn handle_notification(&self, _method: &str, _params: Option<&RawValue>, _peer: &Peer) {}
@@ -123,7 +144,11 @@ pub trait Service: Send + Sync + 'static {
 pub struct NoService;
 
 impl Service for NoService {
-    fn handle_request(&self, request: IncomingRequest, _cx: RequestContext) -> BoxFuture<Result<Box<RawValue>, Error>> {
+    fn handle_request(
+        &self,
+        request: IncomingRequest,
+        _cx: RequestContext,
+    ) -> BoxFuture<Result<Box<RawValue>, Error>> {
         let e = Error::method_not_found(&request.method);
         Box::pin(async move { Err(e) })
     }

@@ -133,7 +133,9 @@ pub struct Telemetry {
 
 impl std::fmt::Debug for Telemetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Telemetry").field("observers", &self.observers.len()).finish()
+        f.debug_struct("Telemetry")
+            .field("observers", &self.observers.len())
+            .finish()
     }
 }
 

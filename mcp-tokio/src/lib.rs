@@ -64,14 +64,16 @@ pub async fn serve_stdio(server: Server) -> Result<(), Error> {
 /// blocking-pool stdio. Must be called inside a tokio runtime.
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
-    let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> = match stdio::PipeFd::new(std::io::stdin().as_fd()) {
-        Some(fd) => Box::new(fd),
-        None => Box::new(tokio::io::stdin().compat()),
-    };
-    let writer: Box<dyn futures_io::AsyncWrite + Send + Unpin> = match stdio::PipeFd::new(std::io::stdout().as_fd()) {
-        Some(fd) => Box::new(fd),
-        None => Box::new(tokio::io::stdout().compat_write()),
-    };
+    let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> =
+        match stdio::PipeFd::new(std::io::stdin().as_fd()) {
+            Some(fd) => Box::new(fd),
+            None => Box::new(tokio::io::stdin().compat()),
+        };
+    let writer: Box<dyn futures_io::AsyncWrite + Send + Unpin> =
+        match stdio::PipeFd::new(std::io::stdout().as_fd()) {
+            Some(fd) => Box::new(fd),
+            None => Box::new(tokio::io::stdout().compat_write()),
+        };
     ByteStream::new(reader, writer)
 }
 

@@ -63,19 +63,37 @@ impl Drop for PipeFd {
         // The file description is shared with whoever else holds stdio: put it back as it was.
         // SAFETY: fcntl on a valid, owned descriptor.
         unsafe {
-            libc::fcntl(self.fd.get_ref().as_raw_fd(), libc::F_SETFL, self.original_flags);
+            libc::fcntl(
+                self.fd.get_ref().as_raw_fd(),
+                libc::F_SETFL,
+                self.original_flags,
+            );
         }
     }
 }
 
 impl AsyncRead for PipeFd {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
             let result = guard.try_io(|inner| {
                 // SAFETY: reading into a valid, exclusively borrowed buffer.
-                let n = unsafe { libc::read(inner.as_fd().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+                let n = unsafe {
+                    libc::read(
+                        inner.as_fd().as_raw_fd(),
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                    )
+                };
+                if n < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
             });
             match result {
                 Ok(Ok(n)) => {
@@ -94,13 +112,23 @@ impl AsyncRead for PipeFd {
 }
 
 impl AsyncWrite for PipeFd {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_write_ready(cx))?;
             let result = guard.try_io(|inner| {
                 // SAFETY: writing from a valid buffer.
-                let n = unsafe { libc::write(inner.as_fd().as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
-                if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+                let n = unsafe {
+                    libc::write(inner.as_fd().as_raw_fd(), buf.as_ptr().cast(), buf.len())
+                };
+                if n < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
             });
             match result {
                 Ok(Ok(n)) => {

@@ -37,8 +37,14 @@ fn parse_args() -> Args {
         Some(i) => (raw[..i].to_vec(), raw[i + 1..].to_vec()),
         None => (raw.clone(), Vec::new()),
     };
-    let get = |name: &str| opts.iter().position(|a| a == name).and_then(|i| opts.get(i + 1)).cloned();
-    let num = |name: &str, default: usize| get(name).and_then(|v| v.parse().ok()).unwrap_or(default);
+    let get = |name: &str| {
+        opts.iter()
+            .position(|a| a == name)
+            .and_then(|i| opts.get(i + 1))
+            .cloned()
+    };
+    let num =
+        |name: &str, default: usize| get(name).and_then(|v| v.parse().ok()).unwrap_or(default);
     Args {
         runtime: get("--runtime").unwrap_or_else(|| "tokio".into()),
         transport: get("--transport").unwrap_or_else(|| "stdio".into()),
@@ -81,7 +87,10 @@ fn report(rps: f64, server: Option<(f64, u64)>) {
 async fn drive(client: &Client, n: usize, conc: usize, text: &str) -> f64 {
     // Warm up.
     for _ in 0..50.min(n) {
-        check(client.call_tool("echo", json!({ "text": text })).await, text);
+        check(
+            client.call_tool("echo", json!({ "text": text })).await,
+            text,
+        );
     }
     let start = Instant::now();
     let per = n / conc;
@@ -91,7 +100,10 @@ async fn drive(client: &Client, n: usize, conc: usize, text: &str) -> f64 {
         let count = per + usize::from(c < extra);
         async move {
             for _ in 0..count {
-                check(client.call_tool("echo", json!({ "text": text })).await, text);
+                check(
+                    client.call_tool("echo", json!({ "text": text })).await,
+                    text,
+                );
             }
         }
     });
@@ -114,20 +126,28 @@ fn main() {
     }
     let text = payload(args.size);
     let cmd = if args.server_cmd.is_empty() {
-        vec![sibling("bench-server"), "--runtime".into(), args.runtime.clone()]
+        vec![
+            sibling("bench-server"),
+            "--runtime".into(),
+            args.runtime.clone(),
+        ]
     } else {
         args.server_cmd.clone()
     };
     let options = ClientOptions::new("bench-client", env!("CARGO_PKG_VERSION"));
     match args.runtime.as_str() {
         "tokio" => {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio");
             rt.block_on(async {
                 match args.transport.as_str() {
                     "mem" => {
-                        let client = mcp_tokio::memory_pair(mcp_examples::bench::echo_server(), options)
-                            .await
-                            .expect("memory pair");
+                        let client =
+                            mcp_tokio::memory_pair(mcp_examples::bench::echo_server(), options)
+                                .await
+                                .expect("memory pair");
                         let rps = drive(&client, args.n, args.conc, &text).await;
                         report(rps, None);
                     }
@@ -147,9 +167,10 @@ fn main() {
             match args.transport.as_str() {
                 "mem" => {
                     let rt = mcp_async_std::AsyncStdRuntime::new();
-                    let client = mcp_async_std::memory_pair(rt, mcp_examples::bench::echo_server(), options)
-                        .await
-                        .expect("memory pair");
+                    let client =
+                        mcp_async_std::memory_pair(rt, mcp_examples::bench::echo_server(), options)
+                            .await
+                            .expect("memory pair");
                     let rps = drive(&client, args.n, args.conc, &text).await;
                     report(rps, None);
                 }
@@ -157,7 +178,9 @@ fn main() {
                     let mut c = async_process::Command::new(&cmd[0]);
                     c.args(&cmd[1..]);
                     let rt = mcp_async_std::AsyncStdRuntime::new();
-                    let child = mcp_async_std::spawn(rt, c, options).await.expect("spawn server");
+                    let child = mcp_async_std::spawn(rt, c, options)
+                        .await
+                        .expect("spawn server");
                     let rps = drive(child.client(), args.n, args.conc, &text).await;
                     let stats = proc_stats(child.pid());
                     let _ = child.shutdown(std::time::Duration::from_secs(5)).await;
@@ -201,7 +224,12 @@ fn reference(args: &Args) {
         r.read_line(line).expect("read");
         serde_json::from_str(line).expect("reply is JSON")
     };
-    send(&mut w, 0, "initialize", json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ref","version":"1"}}));
+    send(
+        &mut w,
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ref","version":"1"}}),
+    );
     w.flush().expect("flush");
     let _ = recv(&mut r, &mut line);
     let call = |text: &str| json!({"name":"echo","arguments":{"text":text}});
@@ -210,7 +238,10 @@ fn reference(args: &Args) {
         send(&mut w, i + 1, "tools/call", call(&text));
         w.flush().expect("flush");
         let v = recv(&mut r, &mut line);
-        assert_eq!(v["result"]["content"][0]["text"].as_str(), Some(text.as_str()));
+        assert_eq!(
+            v["result"]["content"][0]["text"].as_str(),
+            Some(text.as_str())
+        );
     }
     let start = Instant::now();
     let mut sent = 0;
@@ -222,7 +253,10 @@ fn reference(args: &Args) {
         }
         w.flush().expect("flush");
         let v = recv(&mut r, &mut line);
-        assert_eq!(v["result"]["content"][0]["text"].as_str(), Some(text.as_str()));
+        assert_eq!(
+            v["result"]["content"][0]["text"].as_str(),
+            Some(text.as_str())
+        );
         received += 1;
     }
     let rps = args.n as f64 / start.elapsed().as_secs_f64();

@@ -11,7 +11,12 @@ use mcp_examples::bench;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     if args.iter().any(|a| a == "--reference") {
         reference_server();
         return;
@@ -24,7 +29,10 @@ fn main() {
             .build()
             .expect("tokio runtime")
             .block_on(mcp_tokio::serve_stdio(server)),
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(mcp_async_std::AsyncStdRuntime::new(), server)),
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(
+            mcp_async_std::AsyncStdRuntime::new(),
+            server,
+        )),
         other => {
             eprintln!("unknown runtime {other:?} (tokio | async-std)");
             std::process::exit(2);
@@ -40,7 +48,9 @@ fn main() {
 /// write the reply line. Nothing else.
 fn reference_server() {
     use std::os::fd::AsFd;
-    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else { return };
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return;
+    };
     let mut input = std::io::BufReader::with_capacity(64 * 1024, std::fs::File::from(fd));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
@@ -51,13 +61,19 @@ fn reference_server() {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let Ok(req) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-        let Some(id) = req.get("id").cloned() else { continue };
+        let Ok(req) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let Some(id) = req.get("id").cloned() else {
+            continue;
+        };
         let reply = match req["method"].as_str() {
             Some("initialize") => serde_json::json!({"jsonrpc":"2.0","id":id,"result":{
                 "protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"ref","version":"1"}}}),
             Some("tools/call") => {
-                let text = req["params"]["arguments"]["text"].as_str().unwrap_or_default();
+                let text = req["params"]["arguments"]["text"]
+                    .as_str()
+                    .unwrap_or_default();
                 serde_json::json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":text}]}})
             }
             _ => serde_json::json!({"jsonrpc":"2.0","id":id,"result":{}}),

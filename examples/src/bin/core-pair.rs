@@ -36,7 +36,10 @@ fn serve(server: &mut Session, events: Vec<Event>) {
                 let call: CallParams<'_> = match serde_json::from_str(params) {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = server.respond_error(&req.id, mcp_proto::Error::invalid_params(e.to_string()));
+                        let _ = server.respond_error(
+                            &req.id,
+                            mcp_proto::Error::invalid_params(e.to_string()),
+                        );
                         continue;
                     }
                 };
@@ -49,12 +52,17 @@ fn serve(server: &mut Session, events: Vec<Event>) {
                     let _ = server.report_progress(&req.id, 1.0, Some(2.0), Some("halfway"));
                     let _ = server.report_progress(&req.id, 2.0, Some(2.0), Some("done"));
                 }
-                let text = call.arguments.get("text").and_then(|t| t.as_str()).unwrap_or_default();
+                let text = call
+                    .arguments
+                    .get("text")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or_default();
                 let body = serde_json::json!({"content": [{"type": "text", "text": text}]});
                 mcp_proto::jsonrpc::to_raw(&body).expect("serialisable")
             }
             _ => {
-                let _ = server.respond_error(&req.id, mcp_proto::Error::method_not_found(&req.method));
+                let _ =
+                    server.respond_error(&req.id, mcp_proto::Error::method_not_found(&req.method));
                 continue;
             }
         };
@@ -99,15 +107,32 @@ fn pump(client: &mut Session, server: &mut Session, now: Instant) -> (Vec<Event>
 fn show(side: &str, events: &[Event]) {
     for e in events {
         let line = match e {
-            Event::Ready { version, peer_info, .. } => format!("ready: protocol {version}, peer {}", peer_info.get()),
+            Event::Ready {
+                version, peer_info, ..
+            } => format!("ready: protocol {version}, peer {}", peer_info.get()),
             Event::Request(r) => format!("request {} `{}`", r.id, r.method),
             Event::Response { id, result: Ok(r) } => format!("response to {id}: {}", r.get()),
             Event::Response { id, result: Err(e) } => format!("request {id} failed: {e}"),
-            Event::Progress { id, progress, total, message, .. } => {
-                format!("progress on {id}: {progress}/{} {}", total.unwrap_or(f64::NAN), message.as_deref().unwrap_or(""))
+            Event::Progress {
+                id,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                format!(
+                    "progress on {id}: {progress}/{} {}",
+                    total.unwrap_or(f64::NAN),
+                    message.as_deref().unwrap_or("")
+                )
             }
             Event::Cancelled { id, .. } => format!("peer cancelled {id}"),
-            Event::Closed(reason) => format!("closed ({})", reason.as_ref().map_or("gracefully".into(), |e| e.to_string())),
+            Event::Closed(reason) => format!(
+                "closed ({})",
+                reason
+                    .as_ref()
+                    .map_or("gracefully".into(), |e| e.to_string())
+            ),
             other => format!("{other:?}"),
         };
         println!("    [{side} event] {line}");
@@ -118,7 +143,8 @@ fn main() {
     let mut now = Instant::from_micros(0);
     let mut client = Session::client(Config::new("core-pair-client", "0.1.0"));
     let mut server = Session::server(
-        Config::new("core-pair-server", "0.1.0").capabilities(raw(r#"{"tools":{"listChanged":true}}"#)),
+        Config::new("core-pair-server", "0.1.0")
+            .capabilities(raw(r#"{"tools":{"listChanged":true}}"#)),
     );
 
     println!("== handshake");
@@ -128,24 +154,41 @@ fn main() {
     show("server", &s);
 
     println!("\n== ping, tools/list, tools/call with progress");
-    client.send_request(now, "ping", None, RequestOptions::default()).expect("ready");
-    client.send_request(now, "tools/list", None, RequestOptions::default()).expect("ready");
+    client
+        .send_request(now, "ping", None, RequestOptions::default())
+        .expect("ready");
+    client
+        .send_request(now, "tools/list", None, RequestOptions::default())
+        .expect("ready");
     client
         .send_request(
             now,
             "tools/call",
             Some(raw(r#"{"name":"echo","arguments":{"text":"hello, MCP"}}"#)),
-            RequestOptions { progress: true, ..Default::default() },
+            RequestOptions {
+                progress: true,
+                ..Default::default()
+            },
         )
         .expect("ready");
     let (c, _) = pump(&mut client, &mut server, now);
     show("client", &c);
 
     println!("\n== an unknown tool, an unknown method");
-    client.send_request(now, "tools/call", Some(raw(r#"{"name":"missing"}"#)), RequestOptions::default()).expect("ready");
+    client
+        .send_request(
+            now,
+            "tools/call",
+            Some(raw(r#"{"name":"missing"}"#)),
+            RequestOptions::default(),
+        )
+        .expect("ready");
     let _ = pump(&mut client, &mut server, now);
     let mut buf = Vec::new();
-    server.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"no/such\"}\n");
+    server.handle_bytes(
+        now,
+        b"{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"no/such\"}\n",
+    );
     while server.poll_transmit(&mut buf).is_some() {
         print!("server → (raw)   {}", String::from_utf8_lossy(&buf));
         buf.clear();
@@ -153,7 +196,15 @@ fn main() {
 
     println!("\n== a request that times out (the server never sees it answered)");
     let id = client
-        .send_request(now, "resources/list", None, RequestOptions { timeout: Some(Duration::from_secs(1)), ..Default::default() })
+        .send_request(
+            now,
+            "resources/list",
+            None,
+            RequestOptions {
+                timeout: Some(Duration::from_secs(1)),
+                ..Default::default()
+            },
+        )
         .map_err(|e| println!("    refused locally: {e}"))
         .ok();
     if id.is_none() {
@@ -162,8 +213,13 @@ fn main() {
             .send_request(
                 now,
                 "tools/call",
-                Some(raw(r#"{"name":"echo","arguments":{"text":"never answered"}}"#)),
-                RequestOptions { timeout: Some(Duration::from_secs(1)), ..Default::default() },
+                Some(raw(
+                    r#"{"name":"echo","arguments":{"text":"never answered"}}"#,
+                )),
+                RequestOptions {
+                    timeout: Some(Duration::from_secs(1)),
+                    ..Default::default()
+                },
             )
             .expect("ready");
         // Deliver the request but let the server application sit on it.

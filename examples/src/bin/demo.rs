@@ -23,7 +23,11 @@ fn show(label: &str, value: impl std::fmt::Display) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--serve") {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio");
         let r = rt.block_on(mcp_tokio::serve_stdio(mcp_examples::everything::server()));
         std::process::exit(i32::from(r.is_err()));
     }
@@ -35,14 +39,22 @@ fn main() {
         .unwrap_or_else(|| "tokio".into());
     set_verbose(true);
     let exe = std::env::current_exe().expect("current exe");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio");
     let outcome = rt.block_on(async {
-        println!("spawning the `everything` server ({} --serve) over stdio; client on {runtime}", exe.display());
+        println!(
+            "spawning the `everything` server ({} --serve) over stdio; client on {runtime}",
+            exe.display()
+        );
         let result = if runtime == "async-std" {
             // The client on async-std; the demo's own timers still come from tokio.
             let mut cmd = async_process::Command::new(&exe);
             cmd.arg("--serve");
-            let child = mcp_async_std::spawn(mcp_async_std::AsyncStdRuntime::new(), cmd, options()).await?;
+            let child =
+                mcp_async_std::spawn(mcp_async_std::AsyncStdRuntime::new(), cmd, options()).await?;
             let r = walk(child.client()).await;
             step("close");
             let status = child.shutdown(Duration::from_secs(5)).await;

@@ -6,7 +6,9 @@
 //! ```
 
 fn usage(msg: &str) -> ! {
-    eprintln!("everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio]");
+    eprintln!(
+        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio]"
+    );
     std::process::exit(2);
 }
 
@@ -16,7 +18,11 @@ fn main() {
     let mut transport = "stdio".to_owned();
     let mut i = 0;
     while i < args.len() {
-        let value = || args.get(i + 1).cloned().unwrap_or_else(|| usage(&format!("{} needs a value", args[i])));
+        let value = || {
+            args.get(i + 1)
+                .cloned()
+                .unwrap_or_else(|| usage(&format!("{} needs a value", args[i])))
+        };
         match args[i].as_str() {
             "--runtime" => runtime = value(),
             "--transport" => transport = value(),
@@ -26,7 +32,9 @@ fn main() {
         i += 2;
     }
     if transport != "stdio" {
-        usage(&format!("transport {transport:?} is not available yet (stdio)"));
+        usage(&format!(
+            "transport {transport:?} is not available yet (stdio)"
+        ));
     }
     let server = mcp_examples::everything::server();
     let result = match runtime.as_str() {
@@ -35,9 +43,15 @@ fn main() {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
-            .and_then(|rt| rt.block_on(mcp_tokio::serve_stdio(server)).map_err(|e| e.to_string())),
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(mcp_async_std::AsyncStdRuntime::new(), server))
-            .map_err(|e| e.to_string()),
+            .and_then(|rt| {
+                rt.block_on(mcp_tokio::serve_stdio(server))
+                    .map_err(|e| e.to_string())
+            }),
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(
+            mcp_async_std::AsyncStdRuntime::new(),
+            server,
+        ))
+        .map_err(|e| e.to_string()),
         "smol" => {
             let rt = mcp_async_std::SmolRuntime::new();
             async_io::block_on(mcp_async_std::serve_stdio(rt, server)).map_err(|e| e.to_string())

@@ -26,19 +26,27 @@ fn fail(msg: &str) -> ! {
 fn json_arg(s: Option<&String>) -> Value {
     match s {
         None => json!({}),
-        Some(s) => serde_json::from_str(s).unwrap_or_else(|e| fail(&format!("invalid JSON argument: {e}"))),
+        Some(s) => {
+            serde_json::from_str(s).unwrap_or_else(|e| fail(&format!("invalid JSON argument: {e}")))
+        }
     }
 }
 
 async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> {
     let mut cmd = tokio::process::Command::new(&server[0]);
     cmd.args(&server[1..]);
-    let child = mcp_tokio::spawn(cmd, ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"))).await?;
+    let child = mcp_tokio::spawn(
+        cmd,
+        ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION")),
+    )
+    .await?;
     let to = |v: &dyn ToJson| v.to_value();
     let out = match command[0].as_str() {
         "tools" => to(&child.list_tools().await?),
         "call" => {
-            let name = command.get(1).unwrap_or_else(|| fail("call needs a tool name"));
+            let name = command
+                .get(1)
+                .unwrap_or_else(|| fail("call needs a tool name"));
             to(&child.call_tool(name, json_arg(command.get(2))).await?)
         }
         "resources" => to(&child.list_resources().await?),
@@ -49,7 +57,9 @@ async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> 
         }
         "prompts" => to(&child.list_prompts().await?),
         "prompt" => {
-            let name = command.get(1).unwrap_or_else(|| fail("prompt needs a name"));
+            let name = command
+                .get(1)
+                .unwrap_or_else(|| fail("prompt needs a name"));
             let args: BTreeMap<String, String> = match json_arg(command.get(2)) {
                 Value::Object(m) => m
                     .into_iter()
@@ -82,17 +92,25 @@ impl<T: serde::Serialize> ToJson for T {
 
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
-    let Some(split) = raw.iter().position(|a| a == "--") else { fail("missing `-- SERVER_CMD`") };
+    let Some(split) = raw.iter().position(|a| a == "--") else {
+        fail("missing `-- SERVER_CMD`")
+    };
     let command = raw[..split].to_vec();
     let server = raw[split + 1..].to_vec();
     if command.is_empty() || server.is_empty() {
         fail("missing command or server");
     }
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     match rt.block_on(run(command, server)) {
         Ok(v) => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
         Err(e) => {
-            println!("{}", json!({"error": {"code": e.code(), "message": e.message(), "kind": format!("{:?}", e.kind())}}));
+            println!(
+                "{}",
+                json!({"error": {"code": e.code(), "message": e.message(), "kind": format!("{:?}", e.kind())}})
+            );
             std::process::exit(1);
         }
     }
