@@ -69,7 +69,7 @@ fn summary(r: &CallToolResult) -> String {
             Content::Text(t) => format!("text {:?}", t.text),
             Content::Image(i) => format!("image {} ({} base64 chars)", i.mime_type, i.data.len()),
             Content::Audio(a) => format!("audio {} ({} base64 chars)", a.mime_type, a.data.len()),
-            other => format!("{}", serde_json::to_string(other).unwrap_or_default()),
+            other => serde_json::to_string(other).unwrap_or_default(),
         })
         .collect();
     format!(

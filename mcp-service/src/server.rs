@@ -27,6 +27,7 @@
 //! matching `list_changed` notification. [`Server::resource_updated`] notifies only the
 //! connections subscribed to that URI.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -505,16 +506,17 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
-        if self.registry.tools.contains_key(&name) {
-            self.duplicate("tool", &name);
-        } else {
-            self.registry.tools.insert(
-                name,
-                Arc::new(ToolEntry {
+        match self.registry.tools.entry(name) {
+            Entry::Occupied(e) => {
+                let name = e.key().clone();
+                self.duplicate("tool", &name);
+            }
+            Entry::Vacant(v) => {
+                v.insert(Arc::new(ToolEntry {
                     tool,
                     handler: boxed_tool(handler),
-                }),
-            );
+                }));
+            }
         }
         self
     }
@@ -526,13 +528,15 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let uri = resource.uri.clone();
-        if self.registry.resources.contains_key(&uri) {
-            self.duplicate("resource", &uri);
-        } else {
-            let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
-            self.registry
-                .resources
-                .insert(uri, Arc::new(ResourceEntry { resource, handler }));
+        match self.registry.resources.entry(uri) {
+            Entry::Occupied(e) => {
+                let uri = e.key().clone();
+                self.duplicate("resource", &uri);
+            }
+            Entry::Vacant(v) => {
+                let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
+                v.insert(Arc::new(ResourceEntry { resource, handler }));
+            }
         }
         self
     }
@@ -545,18 +549,19 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let key = template.uri_template.clone();
-        if self.registry.templates.contains_key(&key) {
-            self.duplicate("resource template", &key);
-        } else {
-            let matcher = UriTemplate::parse(&key);
-            self.registry.templates.insert(
-                key,
-                Arc::new(TemplateEntry {
+        match self.registry.templates.entry(key) {
+            Entry::Occupied(e) => {
+                let key = e.key().clone();
+                self.duplicate("resource template", &key);
+            }
+            Entry::Vacant(v) => {
+                let matcher = UriTemplate::parse(v.key());
+                v.insert(Arc::new(TemplateEntry {
                     template,
                     matcher,
                     handler: boxed_resource(handler),
-                }),
-            );
+                }));
+            }
         }
         self
     }
@@ -568,16 +573,17 @@ impl ServerBuilder {
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
         let name = prompt.name.clone();
-        if self.registry.prompts.contains_key(&name) {
-            self.duplicate("prompt", &name);
-        } else {
-            self.registry.prompts.insert(
-                name,
-                Arc::new(PromptEntry {
+        match self.registry.prompts.entry(name) {
+            Entry::Occupied(e) => {
+                let name = e.key().clone();
+                self.duplicate("prompt", &name);
+            }
+            Entry::Vacant(v) => {
+                v.insert(Arc::new(PromptEntry {
                     prompt,
                     handler: boxed_prompt(handler),
-                }),
-            );
+                }));
+            }
         }
         self
     }
@@ -1336,13 +1342,8 @@ impl UriTemplate {
                         }
                         _ => rest,
                     };
-                    if value.is_empty()
-                        || value.contains('/')
-                            && !matches!(self.parts.get(i + 1), Some(Part::Literal(_)))
-                    {
-                        if value.is_empty() {
-                            return None;
-                        }
+                    if value.is_empty() {
+                        return None;
                     }
                     vars.insert(name.clone(), value.to_owned());
                     rest = &rest[value.len()..];

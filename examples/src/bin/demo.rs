@@ -49,8 +49,8 @@ fn main() {
             "spawning the `everything` server ({} --serve) over stdio; client on {runtime}",
             exe.display()
         );
-        let result = if runtime == "async-std" {
-            // The client on async-std; the demo's own timers still come from tokio.
+        if runtime == "async-std" {
+            // The client on async-std.
             let mut cmd = async_process::Command::new(&exe);
             cmd.arg("--serve");
             let child =
@@ -69,8 +69,7 @@ fn main() {
             let status = child.shutdown(Duration::from_secs(5)).await;
             show("server exited", format!("{status:?}"));
             r
-        };
-        result
+        }
     });
     match outcome {
         Ok(()) => println!("\ndone: every step succeeded"),
