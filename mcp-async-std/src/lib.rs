@@ -32,6 +32,7 @@
 mod child;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
+mod stdio;
 
 use std::net::TcpListener;
 
@@ -63,14 +64,26 @@ where
 /// Serves `server` on the process's own stdin and stdout until stdin reaches EOF; requests
 /// still in flight at EOF are answered and flushed before it returns.
 ///
-/// Stdin and stdout are driven on `blocking`'s thread pool, so this works under async-std and
-/// smol alike.
+/// Pipes and sockets are driven by the `async-io` reactor directly (no thread hop); terminals
+/// and files go through `blocking`'s thread pool. Works under async-std and smol alike.
 pub async fn serve_stdio<R: Runtime>(rt: R, server: Server) -> Result<(), Error> {
-    let transport = ByteStream::new(
-        blocking::Unblock::new(std::io::stdin()),
-        blocking::Unblock::new(std::io::stdout()),
-    );
-    server.serve(rt, transport).await
+    server.serve(rt, stdio_stream()).await
+}
+
+/// The process's stdin and stdout as a [`ByteStream`] (see [`serve_stdio`]).
+pub fn stdio_stream() -> ByteStream {
+    use std::os::fd::AsFd;
+    let reader: Box<dyn AsyncRead + Send + Unpin> =
+        match stdio::PipeFd::new(std::io::stdin().as_fd()) {
+            Some(fd) => Box::new(fd),
+            None => Box::new(blocking::Unblock::new(std::io::stdin())),
+        };
+    let writer: Box<dyn AsyncWrite + Send + Unpin> =
+        match stdio::PipeFd::new(std::io::stdout().as_fd()) {
+            Some(fd) => Box::new(fd),
+            None => Box::new(blocking::Unblock::new(std::io::stdout())),
+        };
+    ByteStream::new(reader, writer)
 }
 
 /// Serves `server` over one byte stream (an async-std or smol socket,

@@ -1,0 +1,95 @@
+//! The process's own stdin/stdout as an async byte stream, without a thread hop.
+//!
+//! `blocking::Unblock` moves every read and write to a thread pool. When stdin/stdout are
+//! pipes or sockets (the normal case for an MCP server spawned by a host), they can be made
+//! non-blocking and driven by `async-io`'s reactor directly — under async-std and smol alike.
+//! Terminals and regular files fall back to `blocking::Unblock`. The original file status flags
+//! are restored when the stream is dropped.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use async_io::Async;
+use futures_lite::{AsyncRead, AsyncWrite};
+
+/// One end of stdio, non-blocking and registered with the `async-io` reactor.
+pub(crate) struct PipeFd {
+    io: Async<File>,
+    original_flags: libc::c_int,
+}
+
+fn is_pollable(fd: BorrowedFd<'_>) -> bool {
+    // SAFETY: `fstat` writes into the provided struct; the fd is valid for the borrow.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    let kind = st.st_mode & libc::S_IFMT;
+    kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+}
+
+impl PipeFd {
+    /// Wraps a duplicate of `fd` if it is a pipe or a socket; `None` otherwise.
+    pub(crate) fn new(fd: BorrowedFd<'_>) -> Option<PipeFd> {
+        if !is_pollable(fd) {
+            return None;
+        }
+        let owned = fd.try_clone_to_owned().ok()?;
+        // SAFETY: fcntl on a valid, owned descriptor.
+        let flags = unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_GETFL) };
+        if flags < 0 {
+            return None;
+        }
+        // `Async::new` makes the descriptor non-blocking and registers it.
+        let io = Async::new(File::from(owned)).ok()?;
+        Some(PipeFd {
+            io,
+            original_flags: flags,
+        })
+    }
+}
+
+impl Drop for PipeFd {
+    fn drop(&mut self) {
+        // The file description is shared with whoever else holds stdio: put it back as it was.
+        // SAFETY: fcntl on a valid descriptor owned by `self.io`.
+        unsafe {
+            libc::fcntl(
+                self.io.get_ref().as_fd().as_raw_fd(),
+                libc::F_SETFL,
+                self.original_flags,
+            );
+        }
+    }
+}
+
+impl AsyncRead for PipeFd {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for PipeFd {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_close(cx)
+    }
+}
