@@ -36,6 +36,11 @@ pub use mcp_service::{
 };
 pub use runtime::TokioRuntime;
 
+/// The README's code, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Size of each direction's buffer in [`memory_pair`].
 const MEMORY_PIPE_CAPACITY: usize = 256 * 1024;
 
