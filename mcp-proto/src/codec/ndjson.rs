@@ -104,7 +104,7 @@ impl NdjsonDecoder {
         self.compact();
         let mut data = data;
         if self.discarding {
-            match data.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', data) {
                 None => return,
                 Some(i) => {
                     self.discarding = false;
@@ -116,7 +116,7 @@ impl NdjsonDecoder {
             return;
         };
         let base = self.buf.len();
-        let newline = data.iter().rposition(|&b| b == b'\n');
+        let newline = memchr::memrchr(b'\n', data);
         // Length of the unterminated tail once `data` is appended.
         let tail_len = match newline {
             Some(i) => data.len() - i - 1,
@@ -180,7 +180,7 @@ impl NdjsonDecoder {
                 .map_or(self.tail_start, |&(pos, _)| pos);
             if self.start < end {
                 let region = self.buf.get(self.start..end).unwrap_or_default();
-                let Some(i) = region.iter().position(|&b| b == b'\n') else {
+                let Some(i) = memchr::memchr(b'\n', region) else {
                     // Unreachable by construction: the region holds terminated lines only.
                     self.start = end;
                     continue;

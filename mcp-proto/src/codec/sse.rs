@@ -193,7 +193,7 @@ impl SseDecoder {
             }
         }
         while !data.is_empty() {
-            let Some(i) = data.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(i) = memchr::memchr2(b'\n', b'\r', data) else {
                 self.partial(data);
                 return;
             };
@@ -372,7 +372,7 @@ fn write_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// Append `text` with every CR and LF replaced by a space.
 fn write_single_line(out: &mut Vec<u8>, text: &[u8]) {
     let mut text = text;
-    while let Some(i) = text.iter().position(|&b| b == b'\r' || b == b'\n') {
+    while let Some(i) = memchr::memchr2(b'\r', b'\n', text) {
         out.extend_from_slice(text.get(..i).unwrap_or_default());
         out.push(b' ');
         text = text.get(i + 1..).unwrap_or_default();
