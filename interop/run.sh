@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Interoperability walks between this workspace and the official MCP SDKs:
+#
+#   ts-client.mjs   official TypeScript SDK client  -> our `everything` server (tokio, async-std)
+#   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
+#   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
+#
+# Installs the pinned dependencies (npm ci; a venv with pip --require-hashes), builds the two
+# Rust binaries, runs every walk and fails if any check failed. The last line is
+# "interop: N passed, M failed".
+#
+# Environment:
+#   CARGO_TARGET_DIR        where cargo builds (default: the workspace's target/)
+#   INTEROP_SKIP_INSTALL=1  use node_modules/ and .venv/ as they are
+#   INTEROP_SKIP_BUILD=1    use the binaries already built (debug profile)
+#   INTEROP_RUNTIMES        runtimes of our server to walk (default: "tokio async-std")
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+BIN="$TARGET_DIR/debug"
+RUNTIMES="${INTEROP_RUNTIMES:-tokio async-std}"
+WALK_TIMEOUT=180
+
+cd "$HERE"
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || { echo "interop: $1 is required but not found" >&2; exit 1; }
+}
+need node
+need npm
+need python3
+need cargo
+
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 20 ]; then
+    echo "interop: Node >= 20 is required (found $(node --version))" >&2
+    exit 1
+fi
+
+# --------------------------------------------------------------------------------- install
+# Each install is skipped when its lockfile did not change since the last successful one.
+stamp_of() { sha256sum "$@" | sha256sum | cut -d' ' -f1; }
+
+if [ "${INTEROP_SKIP_INSTALL:-0}" != 1 ]; then
+    npm_stamp="$(stamp_of package.json package-lock.json)"
+    if [ "$(cat node_modules/.interop-stamp 2>/dev/null)" != "$npm_stamp" ]; then
+        echo "== npm ci"
+        npm ci --no-audit --no-fund --loglevel=error
+        echo "$npm_stamp" > node_modules/.interop-stamp
+    fi
+    py_stamp="$(stamp_of requirements.lock; python3 --version)"
+    if [ "$(cat .venv/.interop-stamp 2>/dev/null)" != "$py_stamp" ]; then
+        echo "== python venv + pip install --require-hashes -r requirements.lock"
+        rm -rf .venv
+        python3 -m venv .venv
+        # Only the index: a machine's PIP_FIND_LINKS could offer other builds of a pinned version.
+        env -u PIP_FIND_LINKS .venv/bin/python -m pip install --quiet --disable-pip-version-check \
+            --require-hashes --no-deps --only-binary=:all: -r requirements.lock
+        echo "$py_stamp" > .venv/.interop-stamp
+    fi
+fi
+
+# ----------------------------------------------------------------------------------- build
+if [ "${INTEROP_SKIP_BUILD:-0}" != 1 ]; then
+    echo "== cargo build -p mcp-examples --bin everything --bin interop-client"
+    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin interop-client)
+fi
+for b in everything interop-client; do
+    [ -x "$BIN/$b" ] || { echo "interop: $BIN/$b was not built" >&2; exit 1; }
+done
+
+# ------------------------------------------------------------------------------------- run
+total_passed=0
+total_failed=0
+results=()
+
+# walk NAME COMMAND...: runs one walk, echoes its output, adds up its closing line.
+walk() {
+    local name="$1"
+    shift
+    echo
+    echo "== $name"
+    local out status=0
+    out="$(mktemp)"
+    timeout --kill-after=5 "$WALK_TIMEOUT" "$@" 2>&1 | tee "$out" || status=$?
+    local summary passed failed
+    summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1 || true)"
+    rm -f "$out"
+    if [ -n "$summary" ]; then
+        passed="${summary%% passed*}"
+        failed="${summary#*, }"
+        failed="${failed%% failed*}"
+    else
+        passed=0
+        failed=1
+        echo "FAIL $name: no summary line (exit status $status)"
+    fi
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        failed=1
+        echo "FAIL $name: exit status $status"
+    fi
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+    if [ "$failed" -eq 0 ]; then
+        results+=("pass  $name ($passed checks)")
+    else
+        results+=("FAIL  $name ($passed passed, $failed failed)")
+    fi
+}
+
+for rt in $RUNTIMES; do
+    server=("$BIN/everything" --runtime "$rt" --transport stdio)
+    walk "ts-client (TypeScript SDK) -> everything --runtime $rt" node ts-client.mjs -- "${server[@]}"
+    walk "py-client (Python SDK) -> everything --runtime $rt" .venv/bin/python py-client.py -- "${server[@]}"
+done
+walk "interop-client (mcp-rs) -> @modelcontextprotocol/server-everything" \
+    "$BIN/interop-client" -- node "$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio
+
+echo
+echo "== summary"
+printf '%s\n' "${results[@]}"
+echo "interop: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
