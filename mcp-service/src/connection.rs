@@ -55,8 +55,10 @@ impl std::fmt::Debug for ByteStream {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
-/// Stop reading while this much output waits to be written (backpressure).
-const WRITE_HIGH_WATER: usize = 4 * 1024 * 1024;
+/// Stop reading while this much output waits to be written (backpressure against a peer that
+/// does not read; a peer that reads never reaches it, since what it asked for is bounded by the
+/// session's in-flight limits).
+const WRITE_HIGH_WATER: usize = 16 * 1024 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
@@ -455,7 +457,13 @@ impl<R: Runtime> Connection<R> {
             return false;
         }
         loop {
-            while self.out.len() < WRITE_HIGH_WATER
+            // Drop what was already written before appending more, so that the buffer holds
+            // only unwritten bytes (and the backpressure check counts only those).
+            if self.out_pos > 0 && self.out_pos >= self.out.len() / 2 {
+                self.out.drain(..self.out_pos);
+                self.out_pos = 0;
+            }
+            while self.out.len() - self.out_pos < WRITE_HIGH_WATER
                 && self.session.poll_transmit(&mut self.out).is_some()
             {
                 progressed = true;
@@ -519,7 +527,7 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
-        if self.out.len() >= WRITE_HIGH_WATER {
+        if self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
             return false; // backpressure: the peer is not reading our output
         }
         let Some(reader) = self.reader.as_mut() else {

@@ -383,3 +383,46 @@ async fn telemetry_observes_requests() {
     }
     assert!(completed);
 }
+
+/// Regression: both sides writing large messages through a tiny pipe must never stall (the
+/// write buffer once counted already-written bytes toward backpressure and stopped reading).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_concurrent_payloads_through_a_tiny_pipe() {
+    let server = server();
+    let rt = Tokio {
+        clock: Clock::new(),
+    };
+    let (a, b) = tokio::io::duplex(4 * 1024);
+    let (ar, aw) = tokio::io::split(a);
+    let (br, bw) = tokio::io::split(b);
+    let srt = rt.clone();
+    tokio::spawn(async move {
+        let _ = server
+            .serve(srt, ByteStream::new(ar.compat(), aw.compat_write()))
+            .await;
+    });
+    let client = Client::connect(
+        rt,
+        ByteStream::new(br.compat(), bw.compat_write()),
+        ClientOptions::default(),
+    )
+    .await
+    .unwrap();
+    let text: String = "x".repeat(64 * 1024);
+    let work = futures_util::future::join_all((0..32).map(|_| {
+        let client = client.clone();
+        let text = text.clone();
+        async move {
+            for _ in 0..12 {
+                let r = client
+                    .call_tool("echo", json!({ "text": text }))
+                    .await
+                    .unwrap();
+                assert_eq!(r.content[0].as_text().map(str::len), Some(text.len()));
+            }
+        }
+    }));
+    tokio::time::timeout(std::time::Duration::from_secs(60), work)
+        .await
+        .expect("no stall");
+}
