@@ -68,6 +68,7 @@ struct Waiter {
     key: u64,
     method: Cow<'static, str>,
     started: Instant,
+    span: tracing::Span,
     reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
     progress: Option<ProgressFn>,
 }
@@ -76,6 +77,7 @@ struct InboundState {
     cancel: CancellationToken,
     method: Cow<'static, str>,
     started: Instant,
+    span: tracing::Span,
 }
 
 /// A handler future wrapped so that cancellation drops it at once.
@@ -216,12 +218,22 @@ impl<R: Runtime> Connection<R> {
             } => match self.session.send_request(now, &method, params, opts) {
                 Ok(id) => {
                     self.keys.insert(key, id.clone());
+                    let span = tracing::debug_span!(
+                        target: "mcp",
+                        "mcp.request",
+                        method = %method,
+                        direction = "outbound",
+                        id = %id,
+                        outcome = tracing::field::Empty,
+                        duration_ms = tracing::field::Empty,
+                    );
                     self.waiters.insert(
                         id,
                         Waiter {
                             key,
                             method,
                             started: now,
+                            span,
                             reply,
                             progress,
                         },
@@ -275,6 +287,7 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn complete_outbound(&self, id: &RequestId, w: &Waiter, outcome: Outcome, now: Instant) {
+        record_span(&w.span, outcome, now - w.started);
         self.telemetry.request_completed(
             self.peer.connection_id(),
             Direction::Outbound,
@@ -310,7 +323,15 @@ impl<R: Runtime> Connection<R> {
             }
             Event::Request(req) => {
                 let cancel = CancellationToken::new();
-                let span = tracing::debug_span!(target: "mcp", "mcp.request", method = %req.method, direction = "inbound", id = %req.id);
+                let span = tracing::debug_span!(
+                    target: "mcp",
+                    "mcp.request",
+                    method = %req.method,
+                    direction = "inbound",
+                    id = %req.id,
+                    outcome = tracing::field::Empty,
+                    duration_ms = tracing::field::Empty,
+                );
                 self.telemetry.emit(|| TelemetryEvent::RequestReceived {
                     connection: self.peer.connection_id(),
                     id: req.id.clone(),
@@ -338,6 +359,7 @@ impl<R: Runtime> Connection<R> {
                         cancel: cancel.clone(),
                         method: req.method,
                         started: now,
+                        span: span.clone(),
                     },
                 );
                 self.handlers.push(Guarded {
@@ -382,6 +404,7 @@ impl<R: Runtime> Connection<R> {
                 tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
                 if let Some(st) = self.inbound.remove(&id) {
                     st.cancel.cancel();
+                    record_span(&st.span, Outcome::Cancelled, now - st.started);
                     self.telemetry.request_completed(
                         self.peer.connection_id(),
                         Direction::Inbound,
@@ -440,6 +463,7 @@ impl<R: Runtime> Connection<R> {
         if let Err(e) = sent {
             tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
         }
+        record_span(&st.span, outcome, now - st.started);
         self.telemetry.request_completed(
             self.peer.connection_id(),
             Direction::Inbound,
@@ -590,6 +614,12 @@ impl<R: Runtime> Connection<R> {
         }
         any
     }
+}
+
+/// Records a request's outcome and duration on its `mcp.request` span.
+fn record_span(span: &tracing::Span, outcome: Outcome, duration: mcp_proto::Duration) {
+    span.record("outcome", outcome.as_str());
+    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
 }
 
 impl<R: Runtime> Future for Connection<R> {
