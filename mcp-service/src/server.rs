@@ -56,6 +56,20 @@ use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
 /// The `_meta` key under which streamed tool content travels in progress notifications.
+///
+/// Wire form of a streaming tool call (only when the caller sent a `progressToken`): each item
+/// the tool streams goes out at once as an ordinary progress notification carrying the item(s)
+/// in `_meta`:
+///
+/// ```json
+/// {"jsonrpc":"2.0","method":"notifications/progress","params":{
+///   "_meta":{"rs.mcp/partialContent":[{"type":"text","text":"part 1"}]},
+///   "progressToken":7,"progress":1,"message":"partial result 1"}}
+/// ```
+///
+/// and the final `CallToolResult` contains every streamed item followed by the content the
+/// handler returned. A standard client therefore sees plain progress and one complete result;
+/// this crate's `Client::call_tool_stream` yields the items as they arrive.
 pub const PARTIAL_CONTENT_META: &str = "rs.mcp/partialContent";
 
 /// Turns a `serde_json::Value` object into a JSON Schema object (anything else becomes
@@ -862,6 +876,61 @@ impl Server {
             .unwrap_or_else(|e| e.into_inner())
             .resources
             .remove(uri)
+            .is_some();
+        if removed {
+            self.broadcast("notifications/resources/list_changed", None, |_| true);
+        }
+        removed
+    }
+
+    /// Registers a resource template at runtime.
+    pub fn add_resource_template<F, Fut>(
+        &self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<(), Error>
+    where
+        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+    {
+        {
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            if reg.templates.contains_key(&template.uri_template) {
+                return Err(Error::new(
+                    ErrorKind::DuplicateRegistration,
+                    format!(
+                        "resource template `{}` is already registered",
+                        template.uri_template
+                    ),
+                ));
+            }
+            let matcher = UriTemplate::parse(&template.uri_template);
+            reg.templates.insert(
+                template.uri_template.clone(),
+                Arc::new(TemplateEntry {
+                    template,
+                    matcher,
+                    handler: boxed_resource(handler),
+                }),
+            );
+        }
+        self.broadcast("notifications/resources/list_changed", None, |_| true);
+        Ok(())
+    }
+
+    /// Removes a resource template; `false` if there was none with that URI template.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .templates
+            .remove(uri_template)
             .is_some();
         if removed {
             self.broadcast("notifications/resources/list_changed", None, |_| true);
