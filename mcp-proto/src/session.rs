@@ -1220,6 +1220,13 @@ impl Session {
                 ErrorKind::AlreadyConnected,
                 String::from("the session is already initialized"),
             )),
+            // Methods of the stateless era only (`server/discover`, `subscriptions/listen`): a
+            // handshake-era session does not have them. -32601 is what era probes recognise.
+            (State::AwaitingInit | State::Initializing, m)
+                if method::lookup(m).is_some_and(|s| s.first.is_stateless()) =>
+            {
+                Some(Error::method_not_found(m))
+            }
             (State::AwaitingInit | State::Initializing, _) => Some(refuse(
                 ErrorKind::NotInitialized,
                 alloc::format!(

@@ -1040,3 +1040,10 @@ fn transmit_reports_related_request() {
         ]
     );
 }
+
+#[test]
+fn modern_only_methods_get_method_not_found_before_the_handshake() {
+    let mut p = Pair::default_pair();
+    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n");
+    assert_eq!(out[0]["error"]["code"], -32601);
+}
