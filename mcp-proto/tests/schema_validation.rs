@@ -1622,9 +1622,9 @@ fn field_schemas(v: V) -> Vec<(&'static str, PrimitiveSchemaDefinition)> {
             NumberSchema {
                 r#type: NumberType::Integer,
                 title: Some("Age".into()),
-                minimum: Some(18.0),
-                maximum: Some(130.0),
-                default: new.then_some(30.0),
+                minimum: Some(18.into()),
+                maximum: Some(130.into()),
+                default: new.then_some(30.into()),
                 ..NumberSchema::default()
             }
             .into(),
@@ -1632,7 +1632,7 @@ fn field_schemas(v: V) -> Vec<(&'static str, PrimitiveSchemaDefinition)> {
         (
             "NumberSchema",
             NumberSchema {
-                minimum: Some(0.5),
+                minimum: serde_json::Number::from_f64(0.5),
                 ..NumberSchema::default()
             }
             .into(),

@@ -628,11 +628,10 @@ async fn run(server: &[String], w: &mut Walk) {
                 .clone();
             ensure!(seen.len() == 1, "elicitation requests seen: {seen:?}");
             let props = &seen[0]["requestedSchema"]["properties"];
-            // `NumberSchema` keeps numbers as f64, so an integer default comes back as 42.0 through
-            // our typed `ElicitRequestParams`: compare numerically, and say so.
+            // `NumberSchema` keeps numbers as written: an integer default stays an integer.
             let default = &props["integer"]["default"];
             ensure!(
-                default.as_f64() == Some(42.0),
+                default.as_i64() == Some(42),
                 "integer default: expected 42, got {default}"
             );
             let note = if default.is_i64() || default.is_u64() {

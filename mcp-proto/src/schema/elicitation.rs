@@ -139,13 +139,13 @@ pub struct NumberSchema {
     pub description: Option<String>,
     /// Minimum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<f64>,
+    pub minimum: Option<serde_json::Number>,
     /// Maximum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maximum: Option<f64>,
+    pub maximum: Option<serde_json::Number>,
     /// Default value (2025-11-25+).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<f64>,
+    pub default: Option<serde_json::Number>,
 }
 
 /// A boolean field.
@@ -988,7 +988,7 @@ mod tests {
                 "age",
                 NumberSchema {
                     r#type: NumberType::Integer,
-                    minimum: Some(0.0),
+                    minimum: Some(0.into()),
                     ..NumberSchema::default()
                 },
             )
@@ -996,7 +996,7 @@ mod tests {
         assert_eq!(s.required, Some(vec!["name".into(), "agree".into()]));
         assert_eq!(
             serde_json::to_string(&s).unwrap(),
-            r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0.0},"agree":{"type":"boolean"}},"required":["name","agree"]}"#
+            r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0},"agree":{"type":"boolean"}},"required":["name","agree"]}"#
         );
         assert_eq!(
             serde_json::to_value(ElicitationSchema::new()).unwrap(),
