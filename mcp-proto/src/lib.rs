@@ -29,6 +29,8 @@ extern crate alloc;
 
 pub mod codec;
 pub mod error;
+#[cfg(feature = "std")]
+pub mod http;
 pub mod id;
 pub mod jsonrpc;
 pub mod method;

@@ -1,0 +1,252 @@
+//! Settings of an [`Endpoint`](super::Endpoint): reply mode, statefulness, allow-lists, bounds
+//! and timers.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt;
+use core::net::IpAddr;
+
+use super::event_store::{EventStore, MemoryEventStore};
+use crate::session::{Config, Framing};
+use crate::time::Duration;
+
+/// How a POST that holds requests is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponseMode {
+    /// An SSE stream (`text/event-stream`): a priming event (2025-11-25), then every request,
+    /// notification and response related to the POST's requests, closed after the last
+    /// response. The default.
+    Sse,
+    /// One JSON body (`application/json`) sent once every request of the POST is answered.
+    /// Server→client messages related to those requests travel on the standalone GET stream.
+    Json,
+    /// Like [`Json`](ResponseMode::Json), without any SSE: GET is refused with 405, POSTs need
+    /// only `Accept: application/json`, the application cannot send server→client requests and
+    /// unrelated notifications are dropped (counted in [`Stats`](super::Stats)).
+    JsonOnly,
+}
+
+/// Which `Host` or `Origin` values are accepted; anything else gets 403.
+///
+/// A host entry is `name` (any port) or `name:port`; IPv6 addresses are written in brackets
+/// (`[::1]`). An origin entry is either a full origin (`https://app.example.com:8443`,
+/// compared exactly, case-insensitively) or a host entry matched against the origin's host and
+/// port whatever its scheme.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AllowList {
+    /// Anything (and, for `Host`, nothing: a request without a host is accepted).
+    Any,
+    /// `localhost`, `127.0.0.1` and `[::1]`, with any port.
+    Loopback,
+    /// Exactly these entries.
+    Only(Vec<String>),
+}
+
+/// Makes the event store of each new session (called once per session).
+pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
+
+/// Settings of an [`Endpoint`](super::Endpoint).
+#[derive(Clone)]
+pub struct EndpointConfig {
+    /// The template of every session (its framing is forced to [`Framing::Raw`]).
+    pub session: Config,
+    /// How POSTs holding requests are answered.
+    pub response_mode: ResponseMode,
+    /// Stateless mode: no session ids; each POST is served by a fresh session pre-initialized
+    /// for the request's `MCP-Protocol-Version` and ended with the POST; GET and DELETE → 405.
+    pub stateless: bool,
+    /// Whether GET opens a standalone SSE stream (otherwise 405).
+    pub standalone_stream: bool,
+    /// Whether DELETE ends a session (otherwise 405).
+    pub allow_delete: bool,
+    /// Accepted `Host` values (from the `Host` header, else the request URI's authority).
+    pub allowed_hosts: AllowList,
+    /// Accepted `Origin` values; a request without `Origin` (not from a browser) is accepted.
+    pub allowed_origins: AllowList,
+    /// Largest accepted POST body in bytes; larger → 413.
+    pub max_body_size: usize,
+    /// Most sessions alive at once (stateless ones included); more → 503.
+    pub max_sessions: usize,
+    /// Most bytes encoded for one SSE connection and not yet pulled by the driver; a message
+    /// arriving beyond this cuts the connection (the client resumes from the event store).
+    pub max_stream_buffer: usize,
+    /// A session with no open stream and no request for this long expires.
+    pub idle_timeout: Duration,
+    /// A session that has not completed its handshake (no `notifications/initialized`) and has
+    /// no open stream expires after this long.
+    pub handshake_timeout: Duration,
+    /// The reconnection time sent with the priming event of new SSE streams (2025-11-25).
+    pub sse_retry: Option<Duration>,
+    /// Makes each session's event store; `None` disables resumability (no event ids, no
+    /// priming, `Last-Event-ID` ignored).
+    pub event_store: Option<EventStoreFactory>,
+}
+
+impl fmt::Debug for EndpointConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EndpointConfig")
+            .field("session", &self.session)
+            .field("response_mode", &self.response_mode)
+            .field("stateless", &self.stateless)
+            .field("standalone_stream", &self.standalone_stream)
+            .field("allow_delete", &self.allow_delete)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_size", &self.max_body_size)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_stream_buffer", &self.max_stream_buffer)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("sse_retry", &self.sse_retry)
+            .field("event_store", &self.event_store.is_some())
+            .finish()
+    }
+}
+
+/// Default bound of the in-memory event store: events per session.
+pub const DEFAULT_STORE_EVENTS: usize = 1024;
+/// Default bound of the in-memory event store: bytes per session.
+pub const DEFAULT_STORE_BYTES: usize = 4 * 1024 * 1024;
+
+impl EndpointConfig {
+    /// A stateful endpoint serving sessions made from `session`: SSE replies, standalone GET
+    /// stream and DELETE enabled, loopback-only `Host` and `Origin` (the safe default for a
+    /// server bound to 127.0.0.1; see [`bound_to`](Self::bound_to)), 4 MiB bodies, 10 000
+    /// sessions, 4 MiB of unpulled SSE per connection, 30 min idle and 1 min handshake
+    /// expiry, `retry: 1000`, and an in-memory event store of [`DEFAULT_STORE_EVENTS`] events
+    /// / [`DEFAULT_STORE_BYTES`] bytes per session.
+    pub fn new(session: Config) -> Self {
+        EndpointConfig {
+            session: session.framing(Framing::Raw),
+            response_mode: ResponseMode::Sse,
+            stateless: false,
+            standalone_stream: true,
+            allow_delete: true,
+            allowed_hosts: AllowList::Loopback,
+            allowed_origins: AllowList::Loopback,
+            max_body_size: 4 * 1024 * 1024,
+            max_sessions: 10_000,
+            max_stream_buffer: 4 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(30 * 60),
+            handshake_timeout: Duration::from_secs(60),
+            sse_retry: Some(Duration::from_millis(1000)),
+            event_store: Some(memory_store_factory(
+                DEFAULT_STORE_EVENTS,
+                DEFAULT_STORE_BYTES,
+            )),
+        }
+    }
+
+    /// Sets the reply mode.
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// Switches stateless mode on or off.
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// Enables or disables the standalone GET stream.
+    pub fn standalone_stream(mut self, enabled: bool) -> Self {
+        self.standalone_stream = enabled;
+        self
+    }
+
+    /// Enables or disables DELETE.
+    pub fn allow_delete(mut self, enabled: bool) -> Self {
+        self.allow_delete = enabled;
+        self
+    }
+
+    /// Sets the accepted `Host` values.
+    pub fn allowed_hosts(mut self, hosts: AllowList) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets the accepted `Origin` values.
+    pub fn allowed_origins(mut self, origins: AllowList) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Picks the `Host`/`Origin` defaults for the address the server listens on: loopback
+    /// names only for a loopback address; anything otherwise (configure explicit lists, and
+    /// authentication, for a public server).
+    pub fn bound_to(mut self, addr: IpAddr) -> Self {
+        let list = if addr.is_loopback() {
+            AllowList::Loopback
+        } else {
+            AllowList::Any
+        };
+        self.allowed_hosts = list.clone();
+        self.allowed_origins = list;
+        self
+    }
+
+    /// Sets the largest accepted body.
+    pub fn max_body_size(mut self, bytes: usize) -> Self {
+        self.max_body_size = bytes;
+        self
+    }
+
+    /// Sets the most sessions alive at once.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets the most unpulled bytes of one SSE connection.
+    pub fn max_stream_buffer(mut self, bytes: usize) -> Self {
+        self.max_stream_buffer = bytes;
+        self
+    }
+
+    /// Sets the idle expiry.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets the expiry of sessions that never completed their handshake.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Sets the `retry` sent with priming events.
+    pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
+        self.sse_retry = retry;
+        self
+    }
+
+    /// Uses an in-memory event store of at most `max_events` events and `max_bytes` bytes of
+    /// message data per session.
+    pub fn memory_event_store(mut self, max_events: usize, max_bytes: usize) -> Self {
+        self.event_store = Some(memory_store_factory(max_events, max_bytes));
+        self
+    }
+
+    /// Uses event stores made by `factory` (one per session).
+    pub fn event_store(mut self, factory: EventStoreFactory) -> Self {
+        self.event_store = Some(factory);
+        self
+    }
+
+    /// Disables resumability.
+    pub fn without_event_store(mut self) -> Self {
+        self.event_store = None;
+        self
+    }
+}
+
+fn memory_store_factory(max_events: usize, max_bytes: usize) -> EventStoreFactory {
+    Arc::new(move || Box::new(MemoryEventStore::new(max_events, max_bytes)) as Box<dyn EventStore>)
+}

@@ -1,0 +1,1508 @@
+//! The Streamable HTTP endpoint: HTTP request parts in, reply parts and SSE bytes out, routed
+//! to one [`Session`] per MCP session id (the quinn Endpoint → Connection split).
+//!
+//! It owns every HTTP rule of the transport: status codes, the `MCP-Session-Id` and
+//! `MCP-Protocol-Version` headers, `Accept`/`Content-Type`/`Host`/`Origin` checks, the choice
+//! between JSON and SSE replies, which stream each server message travels on, SSE event ids,
+//! the event store and `Last-Event-ID` replay, and idle expiry. It never performs IO, reads a
+//! clock or draws random numbers: the driver passes `now` and, with each request, a fresh
+//! 128-bit random value from which a new session's id is made.
+
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use ::http::header::{self, HeaderValue};
+use ::http::request::Parts;
+use ::http::{Method, Response, StatusCode};
+use serde_json::value::RawValue;
+
+use super::config::{EndpointConfig, ResponseMode};
+use super::event_store::EventStore;
+use super::headers::{
+    self, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, host_allowed, is_json,
+    origin_allowed, parse_event_id, single,
+};
+use super::reply::{Body, StreamId, StreamPoll};
+use super::session_id::SessionId;
+use crate::codec::sse;
+use crate::error::{Error, ErrorKind};
+use crate::id::RequestId;
+use crate::jsonrpc::{self, Envelope, Parsed};
+use crate::session::{Event, MessageKind, RequestOptions, Session, State, Transmit};
+use crate::time::{Duration, Instant};
+use crate::version::ProtocolVersion;
+
+/// JSON-RPC code of transport-level HTTP errors (implementation-defined server error range).
+const TRANSPORT_ERROR: i64 = -32000;
+
+/// A [`session::Event`](Event) of one session.
+#[derive(Debug, Clone)]
+pub struct SessionEvent {
+    /// The session it belongs to.
+    pub session: SessionId,
+    /// The event.
+    pub event: Event,
+}
+
+/// Counters and gauges of an endpoint, for tests and metrics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Sessions alive.
+    pub sessions: usize,
+    /// Reply bodies the driver is still pulling.
+    pub open_streams: usize,
+    /// Streams known to the sessions (attached or waiting for a resumption).
+    pub logical_streams: usize,
+    /// Events retained by the sessions' event stores.
+    pub stored_events: usize,
+    /// Bytes retained by the sessions' event stores.
+    pub stored_bytes: usize,
+    /// Bytes encoded and waiting to be pulled.
+    pub queued_bytes: usize,
+    /// Inbound requests in flight, routed to a stream.
+    pub routed_requests: usize,
+    /// Sessions created.
+    pub sessions_created: u64,
+    /// Sessions that expired.
+    pub sessions_expired: u64,
+    /// Sessions ended by DELETE.
+    pub sessions_deleted: u64,
+    /// Sessions ended otherwise (closed by the application, stateless POSTs done).
+    pub sessions_closed: u64,
+    /// Server messages that had no stream to travel on (and no event store to wait in).
+    pub messages_dropped: u64,
+    /// Resumptions that could not replay everything (events already evicted).
+    pub replay_gaps: u64,
+    /// SSE connections cut because their client did not pull fast enough.
+    pub slow_streams_cut: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Closed,
+    Deleted,
+    Expired,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// The stream of one POST: its requests, and whether it is answered as one JSON body.
+    Post {
+        json: bool,
+        outstanding: BTreeSet<RequestId>,
+        /// JSON mode: the messages of the body.
+        parts: Vec<Vec<u8>>,
+    },
+    /// The standalone GET stream.
+    Standalone,
+}
+
+/// A stream of a session: the event-id namespace `<id>-<seq>` and the connection (if any)
+/// currently pulling it.
+#[derive(Debug)]
+struct Logical {
+    kind: Kind,
+    next_seq: u64,
+    conn: Option<StreamId>,
+}
+
+impl Logical {
+    fn is_json(&self) -> bool {
+        matches!(self.kind, Kind::Post { json: true, .. })
+    }
+}
+
+/// One reply body being pulled by the driver.
+#[derive(Debug)]
+struct Conn {
+    session: SessionId,
+    /// The stream it is attached to; `None` once finished or detached.
+    logical: Option<u64>,
+    queue: Vec<u8>,
+    finished: bool,
+    /// Returned `Pending` since it last got something: wake it on the next change.
+    waiting: bool,
+}
+
+struct Entry {
+    session: Session,
+    /// A stateless session, ended with its POST.
+    transient: bool,
+    store: Option<Box<dyn EventStore>>,
+    streams: BTreeMap<u64, Logical>,
+    next_logical: u64,
+    standalone: Option<u64>,
+    /// The stream each in-flight inbound request was posted on.
+    routes: BTreeMap<RequestId, u64>,
+    last_activity: Instant,
+    timer: Option<Instant>,
+    ending: Ending,
+}
+
+impl Entry {
+    fn new(
+        session: Session,
+        store: Option<Box<dyn EventStore>>,
+        transient: bool,
+        now: Instant,
+    ) -> Self {
+        Entry {
+            session,
+            transient,
+            store,
+            streams: BTreeMap::new(),
+            next_logical: 1,
+            standalone: None,
+            routes: BTreeMap::new(),
+            last_activity: now,
+            timer: None,
+            ending: Ending::Closed,
+        }
+    }
+
+    /// Forgets the route of `id` and marks it answered on its stream.
+    fn take_route(&mut self, id: &RequestId) -> Option<u64> {
+        let l = self.routes.remove(id)?;
+        if let Some(Logical {
+            kind: Kind::Post { outstanding, .. },
+            ..
+        }) = self.streams.get_mut(&l)
+        {
+            outstanding.remove(id);
+        }
+        Some(l)
+    }
+
+    fn attached(&self) -> bool {
+        self.streams.values().any(|l| l.conn.is_some())
+    }
+
+    /// Whether new SSE streams start with a priming event (resumable, 2025-11-25 and later).
+    fn primes(&self) -> bool {
+        self.store.is_some()
+            && self
+                .session
+                .version()
+                .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+    }
+}
+
+/// What a POST body holds.
+#[derive(Default)]
+struct Classified {
+    requests: Vec<RequestId>,
+    initialize: bool,
+    batch: bool,
+    /// Something in it gets a JSON-RPC answer (a request, or an invalid request in a batch).
+    answerable: bool,
+}
+
+/// The Streamable HTTP endpoint (legacy form: 2025-03-26, 2025-06-18, 2025-11-25).
+///
+/// Drive it like every state machine of this crate — mutate, then drain until idle:
+///
+/// 1. for each HTTP request call [`handle_request`](Self::handle_request) and send the reply
+///    head it returns; a [`Body::Stream`] is pulled with [`poll_stream`](Self::poll_stream)
+///    until [`StreamPoll::Closed`], re-polling the handles that
+///    [`poll_stream_ready`](Self::poll_stream_ready) names; report a client that went away with
+///    [`stream_closed`](Self::stream_closed);
+/// 2. hand [`poll_event`](Self::poll_event)s to the application, which answers through
+///    [`respond`](Self::respond), [`notify`](Self::notify), [`send_request`](Self::send_request)
+///    or [`with_session`](Self::with_session);
+/// 3. call [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
+pub struct Endpoint {
+    config: EndpointConfig,
+    sessions: BTreeMap<SessionId, Entry>,
+    conns: BTreeMap<StreamId, Conn>,
+    next_conn: u64,
+    next_transient: u128,
+    events: VecDeque<SessionEvent>,
+    ready: VecDeque<StreamId>,
+    timers: BTreeSet<(Instant, SessionId)>,
+    stats: Stats,
+    scratch: Vec<u8>,
+}
+
+impl core::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("sessions", &self.sessions.len())
+            .field("streams", &self.conns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint with no sessions.
+    pub fn new(mut config: EndpointConfig) -> Self {
+        config.session.framing = crate::session::Framing::Raw;
+        Endpoint {
+            config,
+            sessions: BTreeMap::new(),
+            conns: BTreeMap::new(),
+            next_conn: 1,
+            next_transient: 1,
+            events: VecDeque::new(),
+            ready: VecDeque::new(),
+            timers: BTreeSet::new(),
+            stats: Stats::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EndpointConfig {
+        &self.config
+    }
+
+    /// The largest accepted body. A driver may stop reading a body after this many bytes plus
+    /// one and pass what it read: the reply is 413.
+    pub fn max_body_size(&self) -> usize {
+        self.config.max_body_size
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    /// Handles one HTTP request to the MCP endpoint: `parts` and the complete `body`.
+    /// `random` must be a fresh, unpredictable 128-bit value; it becomes the session id when
+    /// the request opens a session (an `initialize` POST) and is ignored otherwise.
+    pub fn handle_request(
+        &mut self,
+        now: Instant,
+        parts: &Parts,
+        body: &[u8],
+        random: u128,
+    ) -> Response<Body> {
+        if !host_allowed(&self.config.allowed_hosts, headers::host(parts)) {
+            return rpc_error(
+                StatusCode::FORBIDDEN,
+                TRANSPORT_ERROR,
+                "Forbidden: Host not allowed",
+                None,
+            );
+        }
+        if !matches!(self.config.allowed_origins, super::config::AllowList::Any)
+            && let Some(origin) = parts.headers.get(header::ORIGIN)
+            && !origin
+                .to_str()
+                .is_ok_and(|o| origin_allowed(&self.config.allowed_origins, o.trim()))
+        {
+            return rpc_error(
+                StatusCode::FORBIDDEN,
+                TRANSPORT_ERROR,
+                "Forbidden: Origin not allowed",
+                None,
+            );
+        }
+        match parts.method {
+            Method::POST => self.post(now, parts, body, random),
+            Method::GET => self.get(now, parts),
+            Method::DELETE => self.delete(now, parts),
+            _ => self.method_not_allowed(),
+        }
+    }
+
+    fn get_allowed(&self) -> bool {
+        !self.config.stateless
+            && self.config.response_mode != ResponseMode::JsonOnly
+            && (self.config.standalone_stream || self.config.event_store.is_some())
+    }
+
+    fn delete_allowed(&self) -> bool {
+        !self.config.stateless && self.config.allow_delete
+    }
+
+    fn method_not_allowed(&self) -> Response<Body> {
+        let mut r = rpc_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            TRANSPORT_ERROR,
+            "Method Not Allowed",
+            None,
+        );
+        let allow = match (self.get_allowed(), self.delete_allowed()) {
+            (true, true) => "GET, POST, DELETE",
+            (true, false) => "GET, POST",
+            (false, true) => "POST, DELETE",
+            (false, false) => "POST",
+        };
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static(allow));
+        r
+    }
+
+    /// The session named by `MCP-Session-Id`: 400 without the header, 404 when unknown.
+    fn lookup(&self, parts: &Parts) -> Result<SessionId, Refusal> {
+        let Some(raw) = parts.headers.get(&MCP_SESSION_ID) else {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                TRANSPORT_ERROR,
+                "Bad Request: Mcp-Session-Id header is required",
+                None,
+            ));
+        };
+        match raw.to_str().ok().and_then(|s| SessionId::parse(s.trim())) {
+            Some(sid) if self.sessions.get(&sid).is_some_and(|e| !e.transient) => Ok(sid),
+            _ => Err(Refusal::new(
+                StatusCode::NOT_FOUND,
+                TRANSPORT_ERROR,
+                "Session not found",
+                None,
+            )),
+        }
+    }
+
+    /// The `MCP-Protocol-Version` header: `None` when absent, 400 when unsupported.
+    fn protocol_version(&self, parts: &Parts) -> Result<Option<ProtocolVersion>, Refusal> {
+        let Some(raw) = parts.headers.get(&MCP_PROTOCOL_VERSION) else {
+            return Ok(None);
+        };
+        match raw
+            .to_str()
+            .ok()
+            .and_then(|s| ProtocolVersion::parse(s.trim()))
+        {
+            Some(v) if !v.is_stateless() && self.config.session.versions.contains(&v) => {
+                Ok(Some(v))
+            }
+            _ => {
+                let mut msg = String::from("Bad Request: Unsupported protocol version (supported:");
+                for v in self
+                    .config
+                    .session
+                    .versions
+                    .iter()
+                    .filter(|v| !v.is_stateless())
+                {
+                    let _ = write!(msg, " {v}");
+                }
+                msg.push(')');
+                Err(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    TRANSPORT_ERROR,
+                    &msg,
+                    None,
+                ))
+            }
+        }
+    }
+
+    fn post(&mut self, now: Instant, parts: &Parts, body: &[u8], random: u128) -> Response<Body> {
+        let json_only = self.config.response_mode == ResponseMode::JsonOnly;
+        if !accepts(&parts.headers, "application", "json")
+            || (!json_only && !accepts(&parts.headers, "text", "event-stream"))
+        {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                TRANSPORT_ERROR,
+                if json_only {
+                    "Not Acceptable: the client must accept application/json"
+                } else {
+                    "Not Acceptable: the client must accept both application/json and text/event-stream"
+                },
+                None,
+            );
+        }
+        if !is_json(&parts.headers) {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                TRANSPORT_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+                None,
+            );
+        }
+        if body.len() > self.config.max_body_size {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                TRANSPORT_ERROR,
+                "Payload Too Large",
+                None,
+            );
+        }
+        let c = match classify(body) {
+            Ok(c) => c,
+            Err(r) => return r.reply(),
+        };
+        if self.config.stateless {
+            return self.post_stateless(now, parts, body, &c);
+        }
+        if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
+            return self.initialize(now, body, &c, random);
+        }
+        let sid = match self.lookup(parts) {
+            Ok(sid) => sid,
+            Err(r) => return r.reply(),
+        };
+        if !c.initialize
+            && let Err(r) = self.protocol_version(parts)
+        {
+            return r.reply();
+        }
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                TRANSPORT_ERROR,
+                "Session not found",
+                None,
+            );
+        };
+        if let Err(r) = admit(&entry, &c, entry.session.version()) {
+            self.sessions.insert(sid, entry);
+            return r.reply();
+        }
+        entry.last_activity = now;
+        if !c.answerable {
+            entry.session.handle_message(now, body);
+            self.settle(now, sid, entry, None);
+            return plain(StatusCode::ACCEPTED, Body::Empty);
+        }
+        let json = self.config.response_mode != ResponseMode::Sse;
+        let (l, conn) = self.open_post(&mut entry, sid, &c, json);
+        entry.session.handle_message(now, body);
+        self.settle(now, sid, entry, Some(l));
+        self.post_reply(conn, json, None)
+    }
+
+    /// An `initialize` POST without a session id: a new session, whose id is `random`.
+    fn initialize(
+        &mut self,
+        now: Instant,
+        body: &[u8],
+        c: &Classified,
+        random: u128,
+    ) -> Response<Body> {
+        let sid = SessionId::from_u128(random);
+        if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: cannot open another session",
+                None,
+            );
+        }
+        let mut session = Session::server(self.config.session.clone());
+        session.handle_message(now, body);
+        if session.state() != State::Initializing {
+            // Refused (bad params, no common version): no session, the JSON-RPC error as body.
+            let mut out = Vec::new();
+            while session.poll_transmit(&mut out).is_some() {}
+            return json_reply(StatusCode::BAD_REQUEST, Body::Full(out));
+        }
+        let store = self.config.event_store.as_ref().map(|f| f());
+        let mut entry = Entry::new(session, store, false, now);
+        self.stats.sessions_created += 1;
+        let json = self.config.response_mode != ResponseMode::Sse;
+        let (l, conn) = self.open_post(&mut entry, sid, c, json);
+        self.settle(now, sid, entry, Some(l));
+        self.post_reply(conn, json, Some(sid))
+    }
+
+    /// A POST in stateless mode: served by a fresh session, pre-initialized unless the POST is
+    /// itself an `initialize`, and ended with the POST.
+    fn post_stateless(
+        &mut self,
+        now: Instant,
+        parts: &Parts,
+        body: &[u8],
+        c: &Classified,
+    ) -> Response<Body> {
+        let header_version = if c.initialize {
+            None
+        } else {
+            match self.protocol_version(parts) {
+                Ok(v) => v,
+                Err(r) => return r.reply(),
+            }
+        };
+        if !c.answerable {
+            // Notifications and responses cannot reach any state in stateless mode.
+            self.stats.messages_dropped += 1;
+            return plain(StatusCode::ACCEPTED, Body::Empty);
+        }
+        let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
+        if c.batch && !version.allows_batches() {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: JSON-RPC batches are not allowed in this protocol version",
+                None,
+            );
+        }
+        if self.sessions.len() >= self.config.max_sessions {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: too many requests in progress",
+                None,
+            );
+        }
+        let mut sid = SessionId::from_u128(self.next_transient);
+        while self.sessions.contains_key(&sid) {
+            self.next_transient = self.next_transient.wrapping_add(1);
+            sid = SessionId::from_u128(self.next_transient);
+        }
+        self.next_transient = self.next_transient.wrapping_add(1);
+        let mut session = Session::server(self.config.session.clone());
+        if !c.initialize {
+            pre_initialize(&mut session, now, version, &mut self.scratch);
+        }
+        let mut entry = Entry::new(session, None, true, now);
+        self.stats.sessions_created += 1;
+        let json = self.config.response_mode != ResponseMode::Sse;
+        let (l, conn) = self.open_post(&mut entry, sid, c, json);
+        entry.session.handle_message(now, body);
+        self.settle(now, sid, entry, Some(l));
+        self.post_reply(conn, json, None)
+    }
+
+    /// Opens the stream of a POST holding requests, attached to a new reply body.
+    fn open_post(
+        &mut self,
+        entry: &mut Entry,
+        sid: SessionId,
+        c: &Classified,
+        json: bool,
+    ) -> (u64, StreamId) {
+        let l = entry.next_logical;
+        entry.next_logical += 1;
+        for id in &c.requests {
+            entry.routes.insert(id.clone(), l);
+        }
+        let conn = self.new_conn(sid, l);
+        if !json && entry.primes() {
+            self.prime(conn, l);
+        }
+        entry.streams.insert(
+            l,
+            Logical {
+                kind: Kind::Post {
+                    json,
+                    outstanding: c.requests.iter().cloned().collect(),
+                    parts: Vec::new(),
+                },
+                next_seq: 1,
+                conn: Some(conn),
+            },
+        );
+        (l, conn)
+    }
+
+    fn new_conn(&mut self, sid: SessionId, l: u64) -> StreamId {
+        let id = StreamId(self.next_conn);
+        self.next_conn += 1;
+        self.conns.insert(
+            id,
+            Conn {
+                session: sid,
+                logical: Some(l),
+                queue: Vec::new(),
+                finished: false,
+                waiting: false,
+            },
+        );
+        id
+    }
+
+    /// Queues the priming event `<l>-0` (and `retry`) on a new SSE stream.
+    fn prime(&mut self, conn: StreamId, l: u64) {
+        let retry = self.config.sse_retry.map(Duration::as_millis);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            let mut id = String::new();
+            let _ = write!(id, "{l}-0");
+            sse::encode_priming(&mut c.queue, &id, retry);
+        }
+    }
+
+    /// The reply to a POST holding requests: complete when everything was answered at once.
+    fn post_reply(
+        &mut self,
+        conn: StreamId,
+        json: bool,
+        new_session: Option<SessionId>,
+    ) -> Response<Body> {
+        let body = if self.conns.get(&conn).is_some_and(|c| c.finished) {
+            match self.conns.remove(&conn) {
+                Some(c) => Body::Full(c.queue),
+                None => Body::Empty,
+            }
+        } else {
+            Body::Stream(conn)
+        };
+        let mut r = if json {
+            json_reply(StatusCode::OK, body)
+        } else {
+            sse_reply(body)
+        };
+        if let Some(sid) = new_session
+            && let Ok(v) = HeaderValue::try_from(alloc::format!("{sid}"))
+        {
+            r.headers_mut().insert(MCP_SESSION_ID, v);
+        }
+        r
+    }
+
+    fn get(&mut self, now: Instant, parts: &Parts) -> Response<Body> {
+        let resume = match parts.headers.get(&LAST_EVENT_ID) {
+            Some(_) if self.config.event_store.is_some() => {
+                Some(single(&parts.headers, &LAST_EVENT_ID))
+            }
+            _ => None,
+        };
+        if !self.get_allowed() || (!self.config.standalone_stream && resume.is_none()) {
+            return self.method_not_allowed();
+        }
+        if !accepts(&parts.headers, "text", "event-stream") {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                TRANSPORT_ERROR,
+                "Not Acceptable: the client must accept text/event-stream",
+                None,
+            );
+        }
+        let sid = match self.lookup(parts) {
+            Ok(sid) => sid,
+            Err(r) => return r.reply(),
+        };
+        if let Err(r) = self.protocol_version(parts) {
+            return r.reply();
+        }
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                TRANSPORT_ERROR,
+                "Session not found",
+                None,
+            );
+        };
+        entry.last_activity = now;
+        let reply = match resume {
+            Some(last) => self.resume(&mut entry, sid, last),
+            None => self.open_standalone(&mut entry, sid),
+        };
+        self.settle(now, sid, entry, None);
+        reply
+    }
+
+    fn open_standalone(&mut self, entry: &mut Entry, sid: SessionId) -> Response<Body> {
+        if let Some(l) = entry.standalone
+            && entry.streams.get(&l).is_some_and(|s| s.conn.is_some())
+        {
+            return rpc_error(
+                StatusCode::CONFLICT,
+                TRANSPORT_ERROR,
+                "Conflict: only one standalone SSE stream is allowed per session",
+                None,
+            );
+        }
+        // A detached earlier standalone stream stays resumable from the event store only.
+        if let Some(old) = entry.standalone.take() {
+            entry.streams.remove(&old);
+        }
+        let l = entry.next_logical;
+        entry.next_logical += 1;
+        let conn = self.new_conn(sid, l);
+        if entry.primes() {
+            self.prime(conn, l);
+        }
+        entry.streams.insert(
+            l,
+            Logical {
+                kind: Kind::Standalone,
+                next_seq: 1,
+                conn: Some(conn),
+            },
+        );
+        entry.standalone = Some(l);
+        sse_reply(Body::Stream(conn))
+    }
+
+    /// A GET with `Last-Event-ID: <l>-<seq>`: replays stream `l` after `seq`, then goes on with
+    /// it if it is still live (closing the connection that pulled it before, if any).
+    fn resume(&mut self, entry: &mut Entry, sid: SessionId, last: Option<&str>) -> Response<Body> {
+        let Some((l, after)) = last
+            .and_then(parse_event_id)
+            .filter(|(l, _)| *l >= 1 && *l < entry.next_logical)
+        else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                TRANSPORT_ERROR,
+                "Bad Request: Last-Event-ID does not name an event of this session",
+                None,
+            );
+        };
+        let mut replay = Vec::new();
+        let mut first = None;
+        if let Some(store) = &entry.store {
+            store.replay(l, after, &mut |seq, data| {
+                first.get_or_insert(seq);
+                encode_message(&mut replay, Some((l, seq)), data);
+            });
+        }
+        let live = entry.streams.get(&l).filter(|s| !s.is_json());
+        let gap = match first {
+            Some(f) => f > after.saturating_add(1),
+            None => live.is_some_and(|s| s.next_seq.saturating_sub(1) > after),
+        };
+        if gap {
+            self.stats.replay_gaps += 1;
+        }
+        if live.is_none() {
+            return sse_reply(Body::Full(replay));
+        }
+        let old = entry.streams.get(&l).and_then(|s| s.conn);
+        if let Some(old) = old {
+            self.finish_conn(old);
+        }
+        let conn = self.new_conn(sid, l);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.queue = replay;
+        }
+        if let Some(s) = entry.streams.get_mut(&l) {
+            s.conn = Some(conn);
+        }
+        sse_reply(Body::Stream(conn))
+    }
+
+    fn delete(&mut self, now: Instant, parts: &Parts) -> Response<Body> {
+        if !self.delete_allowed() {
+            return self.method_not_allowed();
+        }
+        let sid = match self.lookup(parts) {
+            Ok(sid) => sid,
+            Err(r) => return r.reply(),
+        };
+        if let Err(r) = self.protocol_version(parts) {
+            return r.reply();
+        }
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return rpc_error(
+                StatusCode::NOT_FOUND,
+                TRANSPORT_ERROR,
+                "Session not found",
+                None,
+            );
+        };
+        entry.ending = Ending::Deleted;
+        entry.session.handle_closed(now, None);
+        self.settle(now, sid, entry, None);
+        plain(StatusCode::NO_CONTENT, Body::Empty)
+    }
+
+    // ------------------------------------------------------------------- streams
+
+    /// Appends what stream `stream` has to send to `out`.
+    #[must_use]
+    pub fn poll_stream(&mut self, stream: StreamId, out: &mut Vec<u8>) -> StreamPoll {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return StreamPoll::Closed;
+        };
+        if !c.queue.is_empty() {
+            let n = c.queue.len();
+            out.append(&mut c.queue);
+            return StreamPoll::Data(n);
+        }
+        if c.finished {
+            self.conns.remove(&stream);
+            return StreamPoll::Closed;
+        }
+        c.waiting = true;
+        StreamPoll::Pending
+    }
+
+    /// A stream that returned [`StreamPoll::Pending`] and has something now: poll it again.
+    /// (A new [`Body::Stream`] is polled once right away, without waiting to be named here; a
+    /// stream named here may have been closed since, which its poll reports.)
+    #[must_use]
+    pub fn poll_stream_ready(&mut self) -> Option<StreamId> {
+        self.ready.pop_front()
+    }
+
+    /// The client went away from `stream` (connection closed or reset). This is not a
+    /// cancellation: the session keeps going, and on an SSE stream what follows waits in the
+    /// event store for a resumption. A stateless session ends here.
+    pub fn stream_closed(&mut self, now: Instant, stream: StreamId) {
+        let Some(c) = self.conns.remove(&stream) else {
+            return;
+        };
+        if let Some(l) = c.logical {
+            self.detach(now, c.session, l);
+        }
+    }
+
+    /// Ends `stream` from the server side once what is queued has been pulled (e.g. to make
+    /// clients poll, after the `retry` of the priming event). Its messages keep flowing into the
+    /// event store; the client resumes with `Last-Event-ID`.
+    pub fn close_stream(&mut self, now: Instant, stream: StreamId) {
+        let Some(c) = self.conns.get_mut(&stream) else {
+            return;
+        };
+        let logical = c.logical.take();
+        let sid = c.session;
+        self.finish_conn(stream);
+        if let Some(l) = logical {
+            self.detach(now, sid, l);
+        }
+    }
+
+    /// Stream `l` of session `sid` lost its connection.
+    fn detach(&mut self, now: Instant, sid: SessionId, l: u64) {
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return;
+        };
+        entry.last_activity = now;
+        let resumable = entry.store.is_some();
+        if let Some(s) = entry.streams.get_mut(&l) {
+            s.conn = None;
+            // Nothing can resume a JSON body, nor anything without an event store: what follows
+            // goes elsewhere (related requests and notifications to the standalone stream).
+            if s.is_json() || !resumable {
+                entry.streams.remove(&l);
+                if entry.standalone == Some(l) {
+                    entry.standalone = None;
+                }
+            }
+        }
+        if entry.transient {
+            entry.session.handle_closed(now, None);
+        }
+        self.settle(now, sid, entry, None);
+    }
+
+    fn finish_conn(&mut self, id: StreamId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.logical = None;
+            c.finished = true;
+            wake(&mut self.ready, id, c);
+        }
+    }
+
+    // -------------------------------------------------------------- application
+
+    /// The next event of any session.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<SessionEvent> {
+        self.events.pop_front()
+    }
+
+    /// The session `sid`, if alive.
+    pub fn session(&self, sid: SessionId) -> Option<&Session> {
+        self.sessions.get(&sid).map(|e| &e.session)
+    }
+
+    /// The ids of the sessions alive.
+    pub fn sessions(&self) -> impl Iterator<Item = SessionId> + '_ {
+        self.sessions.keys().copied()
+    }
+
+    /// Runs `f` on session `sid`, then routes what it produced. Every command of
+    /// [`Session`] is reachable this way.
+    pub fn with_session<R>(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        f: impl FnOnce(&mut Session) -> R,
+    ) -> Result<R, Error> {
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return Err(Error::new(ErrorKind::NotFound, "no such session"));
+        };
+        let r = f(&mut entry.session);
+        self.settle(now, sid, entry, None);
+        Ok(r)
+    }
+
+    /// [`Session::respond`] on session `sid`.
+    pub fn respond(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        id: &RequestId,
+        result: Box<RawValue>,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| s.respond(id, result))?
+    }
+
+    /// [`Session::respond_error`] on session `sid`.
+    pub fn respond_error(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        id: &RequestId,
+        error: Error,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| s.respond_error(id, error))?
+    }
+
+    /// [`Session::notify`] on session `sid` (travels on the standalone GET stream).
+    pub fn notify(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| s.notify(method, params))?
+    }
+
+    /// [`Session::notify_related`] on session `sid` (travels on the stream of the POST that
+    /// carried `related`).
+    pub fn notify_related(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        related: RequestId,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| {
+            s.notify_related(method, params, Some(related))
+        })?
+    }
+
+    /// [`Session::report_progress`] on session `sid`.
+    pub fn report_progress(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| {
+            s.report_progress(id, progress, total, message)
+        })?
+    }
+
+    /// [`Session::send_request`] on session `sid`: on the stream of the POST named by
+    /// `opts.related_to`, else on the standalone stream. Refused in stateless and JSON-only
+    /// modes, where the client's answer could never reach the session.
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        opts: RequestOptions,
+    ) -> Result<RequestId, Error> {
+        if self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly {
+            return Err(Error::new(
+                ErrorKind::TransportError,
+                "server-to-client requests need a stateful endpoint with SSE",
+            ));
+        }
+        self.with_session(now, sid, |s| s.send_request(now, method, params, opts))?
+    }
+
+    /// [`Session::cancel`] on session `sid`.
+    pub fn cancel(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        id: &RequestId,
+        reason: Option<&str>,
+    ) -> Result<(), Error> {
+        self.with_session(now, sid, |s| s.cancel(now, id, reason))?
+    }
+
+    /// Closes session `sid` gracefully: requests in flight may still be answered; it ends (and
+    /// its id gets 404) once they are.
+    pub fn close_session(&mut self, now: Instant, sid: SessionId) -> Result<(), Error> {
+        self.with_session(now, sid, |s| s.close(now))
+    }
+
+    // ------------------------------------------------------------------- timers
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.first().map(|(t, _)| *t)
+    }
+
+    /// Times out outbound requests and expires idle sessions (their memory is freed and their
+    /// ids get 404 from now on). Safe to call at any time.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let due: Vec<SessionId> = self
+            .timers
+            .iter()
+            .take_while(|(t, _)| *t <= now)
+            .map(|(_, sid)| *sid)
+            .collect();
+        for sid in due {
+            let Some(mut entry) = self.sessions.remove(&sid) else {
+                continue;
+            };
+            entry.session.handle_timeout(now);
+            if self.expiry(&entry).is_some_and(|t| t <= now) {
+                entry.ending = Ending::Expired;
+                entry.session.handle_closed(
+                    now,
+                    Some(Error::new(ErrorKind::Timeout, "the HTTP session expired")),
+                );
+            }
+            self.settle(now, sid, entry, None);
+        }
+    }
+
+    fn expiry(&self, entry: &Entry) -> Option<Instant> {
+        if entry.transient || entry.attached() {
+            return None;
+        }
+        let after = match entry.session.state() {
+            State::AwaitingInit | State::Initializing => self.config.handshake_timeout,
+            _ => self.config.idle_timeout,
+        };
+        Some(entry.last_activity + after)
+    }
+
+    /// Counters and memory gauges.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        s.sessions = self.sessions.len();
+        s.open_streams = self.conns.len();
+        s.queued_bytes = self.conns.values().map(|c| c.queue.len()).sum();
+        for e in self.sessions.values() {
+            s.logical_streams += e.streams.len();
+            s.routed_requests += e.routes.len();
+            if let Some(store) = &e.store {
+                s.stored_events += store.len();
+                s.stored_bytes += store.bytes();
+            }
+        }
+        s
+    }
+
+    // ----------------------------------------------------------------- routing
+
+    /// Drains session `sid` (taken out of the map) after a mutation: routes its messages to
+    /// streams, forwards its events, completes answered POSTs, ends it when closed, re-arms its
+    /// timer and puts it back. `post` is the POST being handled, if any: it receives answers
+    /// that name no request (errors about unreadable messages).
+    fn settle(&mut self, now: Instant, sid: SessionId, mut entry: Entry, post: Option<u64>) {
+        let mut buf = core::mem::take(&mut self.scratch);
+        loop {
+            let mut moved = false;
+            loop {
+                buf.clear();
+                let Some(t) = entry.session.poll_transmit(&mut buf) else {
+                    break;
+                };
+                moved = true;
+                self.route(&mut entry, t, &buf, post);
+            }
+            while let Some(event) = entry.session.poll_event() {
+                moved = true;
+                if let Event::Cancelled { id, .. } = &event {
+                    entry.take_route(id);
+                }
+                self.events.push_back(SessionEvent {
+                    session: sid,
+                    event,
+                });
+            }
+            let done: Vec<u64> = entry
+                .streams
+                .iter()
+                .filter(|(_, s)| matches!(&s.kind, Kind::Post { outstanding, .. } if outstanding.is_empty()))
+                .map(|(l, _)| *l)
+                .collect();
+            for l in done {
+                self.finish_logical(&mut entry, l, now, false);
+            }
+            if entry.transient
+                && entry.streams.is_empty()
+                && !matches!(entry.session.state(), State::Closing | State::Closed)
+            {
+                // The stateless POST is answered: its session ends.
+                entry.session.close(now);
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
+        }
+        self.scratch = buf;
+        if entry.session.is_closed() {
+            self.end(now, sid, entry);
+            return;
+        }
+        let deadline = earliest(entry.session.poll_timeout(), self.expiry(&entry));
+        if entry.timer != deadline {
+            if let Some(t) = entry.timer {
+                self.timers.remove(&(t, sid));
+            }
+            if let Some(t) = deadline {
+                self.timers.insert((t, sid));
+            }
+            entry.timer = deadline;
+        }
+        self.sessions.insert(sid, entry);
+    }
+
+    /// Picks the stream of one outgoing message and delivers it.
+    fn route(&mut self, entry: &mut Entry, t: Transmit, bytes: &[u8], post: Option<u64>) {
+        let target = match t.kind {
+            MessageKind::Response => match &t.related {
+                Some(id) => entry.take_route(id),
+                None => post,
+            },
+            MessageKind::Batch => {
+                let mut target = None;
+                for id in batch_ids(bytes) {
+                    if let Some(l) = entry.take_route(&id) {
+                        target.get_or_insert(l);
+                    }
+                }
+                target.or(post)
+            }
+            // Requests and notifications: on the SSE stream of the POST they belong to, else
+            // on the standalone stream.
+            _ => t
+                .related
+                .as_ref()
+                .and_then(|id| entry.routes.get(id).copied())
+                .filter(|l| entry.streams.get(l).is_some_and(|s| !s.is_json()))
+                .or(entry.standalone),
+        };
+        self.deliver(entry, target, bytes);
+    }
+
+    fn deliver(&mut self, entry: &mut Entry, target: Option<u64>, bytes: &[u8]) {
+        let Some(s) = target.and_then(|l| entry.streams.get_mut(&l).map(|s| (l, s))) else {
+            self.stats.messages_dropped += 1;
+            return;
+        };
+        let (l, s) = s;
+        if let Kind::Post {
+            json: true, parts, ..
+        } = &mut s.kind
+        {
+            parts.push(bytes.to_vec());
+            return;
+        }
+        let seq = s.next_seq;
+        s.next_seq += 1;
+        let resumable = entry.store.is_some();
+        if let Some(store) = entry.store.as_mut() {
+            store.store(l, seq, bytes);
+        }
+        match s
+            .conn
+            .and_then(|c| self.conns.get_mut(&c).map(|conn| (c, conn)))
+        {
+            Some((id, conn)) if conn.queue.len() >= self.config.max_stream_buffer => {
+                // The client does not keep up: cut it off; it resumes from the event store.
+                conn.queue.clear();
+                conn.logical = None;
+                conn.finished = true;
+                wake(&mut self.ready, id, conn);
+                s.conn = None;
+                self.stats.slow_streams_cut += 1;
+                if !resumable {
+                    self.stats.messages_dropped += 1;
+                }
+            }
+            Some((id, conn)) => {
+                encode_message(&mut conn.queue, resumable.then_some((l, seq)), bytes);
+                wake(&mut self.ready, id, conn);
+            }
+            None if !resumable => self.stats.messages_dropped += 1,
+            None => {}
+        }
+    }
+
+    /// Stream `l` is complete (or its session ends): its reply body ends after what is queued;
+    /// a JSON body is written now. An SSE stream stays resumable from the event store.
+    fn finish_logical(&mut self, entry: &mut Entry, l: u64, now: Instant, ending: bool) {
+        let Some(s) = entry.streams.remove(&l) else {
+            return;
+        };
+        if entry.standalone == Some(l) {
+            entry.standalone = None;
+        }
+        let Some(id) = s.conn else {
+            return;
+        };
+        entry.last_activity = now;
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        if let Kind::Post {
+            json: true,
+            outstanding,
+            mut parts,
+        } = s.kind
+        {
+            if ending {
+                for rid in &outstanding {
+                    let mut e = Vec::new();
+                    jsonrpc::write_error(
+                        &mut e,
+                        Some(rid),
+                        ErrorKind::TransportClosed.code(),
+                        "the session ended before answering",
+                        None,
+                    );
+                    parts.push(e);
+                }
+            }
+            join_json(&mut conn.queue, parts);
+        }
+        conn.logical = None;
+        conn.finished = true;
+        wake(&mut self.ready, id, conn);
+    }
+
+    /// Session `sid` is closed: its streams end, its memory is freed.
+    fn end(&mut self, now: Instant, sid: SessionId, mut entry: Entry) {
+        let streams: Vec<u64> = entry.streams.keys().copied().collect();
+        for l in streams {
+            self.finish_logical(&mut entry, l, now, true);
+        }
+        if let Some(t) = entry.timer {
+            self.timers.remove(&(t, sid));
+        }
+        match entry.ending {
+            Ending::Closed => self.stats.sessions_closed += 1,
+            Ending::Deleted => self.stats.sessions_deleted += 1,
+            Ending::Expired => self.stats.sessions_expired += 1,
+        }
+    }
+}
+
+fn wake(ready: &mut VecDeque<StreamId>, id: StreamId, conn: &mut Conn) {
+    if conn.waiting {
+        conn.waiting = false;
+        ready.push_back(id);
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Checks a POST against the session's state: batches only where the version allows them,
+/// no request id already in flight.
+fn admit(entry: &Entry, c: &Classified, version: Option<ProtocolVersion>) -> Result<(), Refusal> {
+    if c.batch && !version.is_some_and(ProtocolVersion::allows_batches) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: JSON-RPC batches are not allowed in this protocol version",
+            None,
+        ));
+    }
+    if let Some(id) = c.requests.iter().find(|id| entry.routes.contains_key(id)) {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Invalid Request: a request with this id is already in flight",
+            Some(id),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads what a POST body holds; 400 with a JSON-RPC error body when it is not JSON-RPC.
+fn classify(body: &[u8]) -> Result<Classified, Refusal> {
+    let mut c = Classified::default();
+    match jsonrpc::parse(body) {
+        Parsed::Single(Ok(env)) => {
+            if let Envelope::Request { id, method, .. } = env {
+                c.initialize = method == "initialize";
+                c.requests.push(id);
+                c.answerable = true;
+            }
+        }
+        Parsed::Single(Err(rej)) => {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                rej.error.code(),
+                rej.error.message(),
+                rej.id.as_ref(),
+            ));
+        }
+        Parsed::Batch(items) => {
+            c.batch = true;
+            for item in items {
+                match item {
+                    Ok(Envelope::Request { id, method, .. }) => {
+                        if method == "initialize" {
+                            return Err(Refusal::new(
+                                StatusCode::BAD_REQUEST,
+                                -32600,
+                                "Invalid Request: `initialize` must not be part of a batch",
+                                Some(&id),
+                            ));
+                        }
+                        if c.requests.contains(&id) {
+                            return Err(Refusal::new(
+                                StatusCode::BAD_REQUEST,
+                                -32600,
+                                "Invalid Request: duplicate request id in batch",
+                                Some(&id),
+                            ));
+                        }
+                        c.requests.push(id);
+                        c.answerable = true;
+                    }
+                    Ok(_) => {}
+                    Err(rej) => c.answerable |= rej.answer,
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request",
+                None,
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// The ids answered by a batch of responses.
+fn batch_ids(bytes: &[u8]) -> Vec<RequestId> {
+    let mut ids = Vec::new();
+    if let Parsed::Batch(items) = jsonrpc::parse(bytes) {
+        for item in items.into_iter().flatten() {
+            match item {
+                Envelope::Response { id, .. } | Envelope::Error { id: Some(id), .. } => {
+                    ids.push(id)
+                }
+                _ => {}
+            }
+        }
+    }
+    ids
+}
+
+/// Puts a stateless session straight into the ready state for `version`, as if a client
+/// without capabilities had completed the handshake (the handshake's own messages are
+/// discarded; its `Ready` event stays for the application).
+fn pre_initialize(
+    session: &mut Session,
+    now: Instant,
+    version: ProtocolVersion,
+    scratch: &mut Vec<u8>,
+) {
+    let mut init = Vec::with_capacity(192);
+    init.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":\"mcp-proto/stateless\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":",
+    );
+    jsonrpc::write_json_str(&mut init, version.as_str());
+    init.extend_from_slice(
+        b",\"capabilities\":{},\"clientInfo\":{\"name\":\"stateless-http-client\",\"version\":\"0\"}}}",
+    );
+    session.handle_message(now, &init);
+    scratch.clear();
+    while session.poll_transmit(scratch).is_some() {
+        scratch.clear();
+    }
+    session.handle_message(
+        now,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+    );
+}
+
+/// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
+fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut idbuf = String::new();
+    if let Some((l, seq)) = id {
+        let _ = write!(idbuf, "{l}-{seq}");
+    }
+    sse::encode_event(out, Some("message"), id.map(|_| idbuf.as_str()), &text);
+}
+
+/// The JSON body of a POST: nothing, one message, or an array of them.
+fn join_json(out: &mut Vec<u8>, parts: Vec<Vec<u8>>) {
+    match parts.len() {
+        0 => {}
+        1 => {
+            for p in parts {
+                out.extend_from_slice(&p);
+            }
+        }
+        _ => {
+            out.push(b'[');
+            for (i, p) in parts.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&p);
+            }
+            out.push(b']');
+        }
+    }
+}
+
+fn plain(status: StatusCode, body: Body) -> Response<Body> {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    r
+}
+
+fn json_reply(status: StatusCode, body: Body) -> Response<Body> {
+    let mut r = plain(status, body);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn sse_reply(body: Body) -> Response<Body> {
+    let mut r = plain(StatusCode::OK, body);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// An HTTP error whose body is a JSON-RPC error.
+/// A refused request: the HTTP status and the JSON-RPC error of its body.
+struct Refusal {
+    status: StatusCode,
+    code: i64,
+    message: String,
+    id: Option<RequestId>,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, code: i64, message: &str, id: Option<&RequestId>) -> Self {
+        Refusal {
+            status,
+            code,
+            message: String::from(message),
+            id: id.cloned(),
+        }
+    }
+
+    fn reply(self) -> Response<Body> {
+        rpc_error(self.status, self.code, &self.message, self.id.as_ref())
+    }
+}
+
+fn rpc_error(
+    status: StatusCode,
+    code: i64,
+    message: &str,
+    id: Option<&RequestId>,
+) -> Response<Body> {
+    let mut body = Vec::with_capacity(64 + message.len());
+    jsonrpc::write_error(&mut body, id, code, message, None);
+    json_reply(status, Body::Full(body))
+}

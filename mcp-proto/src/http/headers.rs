@@ -1,0 +1,266 @@
+//! Reading the request headers the transport cares about: `Accept`, `Content-Type`, `Host`,
+//! `Origin`, `MCP-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`. Pure functions; the
+//! statuses they lead to are chosen by the endpoint.
+
+use ::http::header::{self, HeaderMap, HeaderName};
+use ::http::request::Parts;
+
+use super::config::AllowList;
+
+/// `MCP-Session-Id`.
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Last-Event-ID`.
+pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// The one value of a header, as text; `None` when absent or not visible ASCII.
+pub(crate) fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// Whether `Accept` allows `ty/sub` (through `ty/sub`, `ty/*` or `*/*` with a non-zero `q`).
+/// An absent `Accept` allows nothing: MCP clients must list both types.
+pub(crate) fn accepts(headers: &HeaderMap, ty: &str, sub: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| media_range_allows(range, ty, sub))
+}
+
+fn media_range_allows(range: &str, ty: &str, sub: &str) -> bool {
+    let mut parts = range.split(';');
+    let media = parts.next().unwrap_or_default().trim();
+    let Some((rt, rs)) = media.split_once('/') else {
+        return false;
+    };
+    let (rt, rs) = (rt.trim(), rs.trim());
+    let type_ok = rt == "*" || rt.eq_ignore_ascii_case(ty);
+    let sub_ok = rs == "*" || rs.eq_ignore_ascii_case(sub);
+    if !(type_ok && sub_ok) || (rt == "*" && rs != "*") {
+        return false;
+    }
+    for param in parts {
+        if let Some((k, v)) = param.split_once('=')
+            && k.trim().eq_ignore_ascii_case("q")
+        {
+            // q=0 (with any number of zero decimals) means "not acceptable".
+            let v = v.trim();
+            let zero = v.strip_prefix('0').is_some_and(|rest| {
+                rest.is_empty() || rest.trim_start_matches(['.', '0']).is_empty()
+            });
+            return !zero;
+        }
+    }
+    true
+}
+
+/// Whether `Content-Type` is `application/json` (parameters such as `charset` allowed).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    single(headers, &header::CONTENT_TYPE).is_some_and(|v| {
+        v.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// The request's host: the `Host` header, else the URI's authority (HTTP/2).
+pub(crate) fn host(parts: &Parts) -> Option<&str> {
+    single(&parts.headers, &header::HOST).or_else(|| parts.uri.authority().map(|a| a.as_str()))
+}
+
+/// Splits `host[:port]` (IPv6 in brackets). `None` for anything else (user info, junk).
+fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
+    if authority.is_empty() || authority.contains(['@', '/', ' ']) {
+        return None;
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let (host, rest) = authority.split_at(end + 1);
+        match rest {
+            "" => (host, None),
+            _ => (host, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty()
+        || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some((host, port))
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(host))
+}
+
+/// Whether `authority` (`host[:port]`) matches the host entry `entry` (`name` or `name:port`).
+fn host_entry_matches(entry: &str, authority: &str) -> bool {
+    let (Some((eh, ep)), Some((h, p))) = (split_host_port(entry), split_host_port(authority))
+    else {
+        return false;
+    };
+    eh.eq_ignore_ascii_case(h) && (ep.is_none() || ep == p)
+}
+
+/// Whether the `Host` is allowed.
+pub(crate) fn host_allowed(list: &AllowList, host: Option<&str>) -> bool {
+    match list {
+        AllowList::Any => true,
+        AllowList::Loopback => host
+            .and_then(split_host_port)
+            .is_some_and(|(h, _)| is_loopback_name(h)),
+        AllowList::Only(entries) => {
+            host.is_some_and(|h| entries.iter().any(|e| host_entry_matches(e, h)))
+        }
+    }
+}
+
+/// Whether an `Origin` value is allowed (`null` and unparseable origins never are, except
+/// under [`AllowList::Any`]).
+pub(crate) fn origin_allowed(list: &AllowList, origin: &str) -> bool {
+    let authority = origin
+        .split_once("://")
+        .map(|(_, rest)| rest.strip_suffix('/').unwrap_or(rest));
+    match list {
+        AllowList::Any => true,
+        AllowList::Loopback => authority
+            .and_then(split_host_port)
+            .is_some_and(|(h, _)| is_loopback_name(h)),
+        AllowList::Only(entries) => entries.iter().any(|e| {
+            if e.contains("://") {
+                e.trim_end_matches('/')
+                    .eq_ignore_ascii_case(origin.trim_end_matches('/'))
+            } else {
+                authority.is_some_and(|a| host_entry_matches(e, a))
+            }
+        }),
+    }
+}
+
+/// Parses a `Last-Event-ID` of this endpoint: `<stream>-<seq>`, both decimal.
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(stream) || !digits(seq) {
+        return None;
+    }
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::http::HeaderValue;
+    use alloc::string::String;
+    use alloc::vec;
+
+    fn accept(v: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, HeaderValue::from_static(v));
+        h
+    }
+
+    #[test]
+    fn accept_ranges() {
+        let both = accept("application/json, text/event-stream");
+        assert!(accepts(&both, "application", "json") && accepts(&both, "text", "event-stream"));
+        assert!(accepts(&accept("*/*"), "text", "event-stream"));
+        assert!(accepts(&accept("text/*;q=0.5"), "text", "event-stream"));
+        assert!(!accepts(
+            &accept("text/event-stream;q=0"),
+            "text",
+            "event-stream"
+        ));
+        assert!(!accepts(
+            &accept("text/event-stream; q=0.000"),
+            "text",
+            "event-stream"
+        ));
+        assert!(accepts(
+            &accept("TEXT/Event-Stream;q=0.1"),
+            "text",
+            "event-stream"
+        ));
+        assert!(!accepts(
+            &accept("application/json"),
+            "text",
+            "event-stream"
+        ));
+        assert!(!accepts(&HeaderMap::new(), "application", "json"));
+        assert!(!accepts(&accept("*/json"), "application", "json"));
+    }
+
+    #[test]
+    fn host_and_origin_lists() {
+        for ok in [
+            "localhost",
+            "localhost:3000",
+            "127.0.0.1:1",
+            "[::1]:8080",
+            "LOCALHOST",
+        ] {
+            assert!(host_allowed(&AllowList::Loopback, Some(ok)), "{ok}");
+        }
+        for bad in [
+            "evil.com",
+            "localhost.evil.com",
+            "127.0.0.2",
+            "[::1",
+            "a@localhost",
+            "",
+        ] {
+            assert!(!host_allowed(&AllowList::Loopback, Some(bad)), "{bad}");
+        }
+        assert!(!host_allowed(&AllowList::Loopback, None));
+        assert!(host_allowed(&AllowList::Any, None));
+        let only = AllowList::Only(vec![
+            String::from("api.example.com"),
+            String::from("x.io:443"),
+        ]);
+        assert!(host_allowed(&only, Some("api.example.com:8080")));
+        assert!(host_allowed(&only, Some("x.io:443")));
+        assert!(!host_allowed(&only, Some("x.io:80")));
+
+        assert!(origin_allowed(
+            &AllowList::Loopback,
+            "http://localhost:5173"
+        ));
+        assert!(origin_allowed(&AllowList::Loopback, "https://[::1]"));
+        assert!(!origin_allowed(&AllowList::Loopback, "null"));
+        assert!(!origin_allowed(
+            &AllowList::Loopback,
+            "https://evil.example"
+        ));
+        let only = AllowList::Only(vec![
+            String::from("https://app.example.com"),
+            String::from("tools.example.com"),
+        ]);
+        assert!(origin_allowed(&only, "https://APP.example.com"));
+        assert!(!origin_allowed(&only, "http://app.example.com"));
+        assert!(origin_allowed(&only, "http://tools.example.com:9000"));
+    }
+
+    #[test]
+    fn event_ids() {
+        assert_eq!(parse_event_id("3-17"), Some((3, 17)));
+        assert_eq!(parse_event_id("3-"), None);
+        assert_eq!(parse_event_id("-1"), None);
+        assert_eq!(parse_event_id("a-1"), None);
+        assert_eq!(parse_event_id("+3-1"), None);
+    }
+}
