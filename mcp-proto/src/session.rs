@@ -934,6 +934,20 @@ impl Session {
         let start = buf.len();
         let (kind, related) = write_outgoing(buf, o);
         if self.config.framing == Framing::Ndjson {
+            // Raw JSON handed in by the application (params, results, info) may be
+            // pretty-printed. In valid JSON a raw CR or LF can only be whitespace between
+            // tokens, so turning it into a space keeps the message identical and on one line.
+            if let Some(written) = buf.get_mut(start..) {
+                let mut at = 0;
+                while let Some(i) =
+                    memchr::memchr2(b'\n', b'\r', written.get(at..).unwrap_or_default())
+                {
+                    if let Some(b) = written.get_mut(at + i) {
+                        *b = b' ';
+                    }
+                    at += i + 1;
+                }
+            }
             buf.push(b'\n');
         }
         Some(Transmit {
@@ -1628,6 +1642,7 @@ impl Session {
         self.fail_pending(ErrorKind::TransportClosed, "the connection failed");
         self.inbound.clear();
         self.batches.clear();
+        self.out.clear();
         self.state = State::Closed;
         self.emit_closed(Some(error));
     }

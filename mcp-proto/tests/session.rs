@@ -1047,3 +1047,58 @@ fn modern_only_methods_get_method_not_found_before_the_handshake() {
     let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n");
     assert_eq!(out[0]["error"]["code"], -32601);
 }
+
+#[test]
+fn pretty_printed_raw_json_stays_on_one_line() {
+    let mut p = Pair::ready();
+    let pretty =
+        serde_json::to_string_pretty(&json!({"name": "echo", "arguments": {"text": "a\nb"}}))
+            .unwrap();
+    assert!(pretty.contains('\n'));
+    p.client
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(raw(&pretty)),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    p.drive();
+    let Event::Request(req) = p.server_events.remove(0) else {
+        panic!("{:?}", p.server_events)
+    };
+    let v: serde_json::Value = serde_json::from_str(req.params.unwrap().get()).unwrap();
+    assert_eq!(
+        v["arguments"]["text"], "a\nb",
+        "escaped newlines inside strings are untouched"
+    );
+    p.server
+        .respond(&req.id, raw("{\n  \"content\": []\n}"))
+        .unwrap();
+    p.drive();
+    assert!(matches!(
+        &p.client_events[0],
+        Event::Response { result: Ok(_), .. }
+    ));
+}
+
+#[test]
+fn nothing_is_sent_after_a_failed_handshake() {
+    let mut c = Session::client(client_config());
+    c.initialize(mcp_proto::Instant::ZERO).unwrap();
+    c.send_request(
+        mcp_proto::Instant::ZERO,
+        "ping",
+        None,
+        RequestOptions::default(),
+    )
+    .unwrap();
+    let deadline = c.poll_timeout().unwrap();
+    c.handle_timeout(deadline);
+    let mut buf = Vec::new();
+    assert!(
+        c.poll_transmit(&mut buf).is_none(),
+        "queued messages are dropped once closed"
+    );
+    assert!(c.is_closed());
+}
