@@ -21,6 +21,7 @@ pub use peer::{Peer, PeerInfo, Progress};
 pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
+pub mod http_engine;
 pub mod telemetry;
 
 pub use connection::{ByteStream, Connection, connection};

@@ -761,6 +761,56 @@ impl Server {
         result
     }
 
+    /// The engine that serves this server over Streamable HTTP: one task owning the
+    /// [`Endpoint`](mcp_proto::http::Endpoint), with a fresh per-session service for each MCP
+    /// session (counted in [`connection_count`](Self::connection_count) while alive). Take its
+    /// [`handle`](crate::http_engine::HttpEngine::handle), then spawn it.
+    pub fn http_service<R: Runtime>(
+        &self,
+        rt: R,
+        config: mcp_proto::http::EndpointConfig,
+    ) -> crate::http_engine::HttpEngine<R> {
+        let server = self.clone();
+        crate::http_engine::HttpEngine::new(
+            rt,
+            config,
+            Arc::new(move |peer: &Peer| server.session_service(peer)),
+        )
+    }
+
+    /// A per-session service around `peer`, registered as a connection until the returned
+    /// closure runs.
+    pub(crate) fn session_service(
+        &self,
+        peer: &Peer,
+    ) -> (Arc<dyn crate::Service>, Box<dyn FnOnce() + Send>) {
+        let (service, state_slot) = ServerService::new(self.inner.clone());
+        let state = Arc::new(ConnState {
+            peer: peer.clone(),
+            level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+            ready: std::sync::atomic::AtomicBool::new(false),
+        });
+        let _ = state_slot.set(state.clone());
+        let id = peer.connection_id();
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, state);
+        let inner = self.inner.clone();
+        (
+            Arc::new(service),
+            Box::new(move || {
+                inner
+                    .connections
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id);
+            }),
+        )
+    }
+
     /// How many connections are being served.
     pub fn connection_count(&self) -> usize {
         self.inner

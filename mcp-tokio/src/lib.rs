@@ -19,6 +19,8 @@
 #![deny(missing_docs)]
 
 mod child;
+mod http;
+pub use http::serve_http;
 mod runtime;
 mod stdio;
 

@@ -2,12 +2,12 @@
 //! plus `echo`, a slow cancellable tool with progress (`slow`) and a streaming tool (`stream`).
 //!
 //! ```text
-//! everything [--runtime tokio|async-std|smol] [--transport stdio]
+//! everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]
 //! ```
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio]"
+        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]"
     );
     std::process::exit(2);
 }
@@ -16,6 +16,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut runtime = "tokio".to_owned();
     let mut transport = "stdio".to_owned();
+    let mut host = "127.0.0.1".to_owned();
+    let mut port: Option<u16> = None;
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -26,17 +28,40 @@ fn main() {
         match args[i].as_str() {
             "--runtime" => runtime = value(),
             "--transport" => transport = value(),
+            "--host" => host = value(),
+            "--port" => {
+                port = Some(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| usage("--port needs a number")),
+                )
+            }
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown argument {other:?}")),
         }
         i += 2;
     }
-    if transport != "stdio" {
-        usage(&format!(
-            "transport {transport:?} is not available yet (stdio)"
-        ));
-    }
     let server = mcp_examples::everything::server();
+    match transport.as_str() {
+        "stdio" => {}
+        "http" => {
+            if runtime != "tokio" {
+                usage(&format!(
+                    "transport \"http\" is not available yet on runtime {runtime:?} (tokio)"
+                ));
+            }
+            let port = port.unwrap_or_else(|| usage("--transport http needs --port"));
+            let result = serve_http(server, &host, port);
+            if let Err(e) = result {
+                eprintln!("everything: {e}");
+                std::process::exit(1);
+            }
+            std::process::exit(0);
+        }
+        other => usage(&format!(
+            "transport {other:?} is not available yet (stdio, http)"
+        )),
+    }
     let result = match runtime.as_str() {
         "tokio" => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -64,4 +89,25 @@ fn main() {
     }
     // Handlers may have left timers or blocking readers behind: leave promptly.
     std::process::exit(0);
+}
+
+/// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on tokio.
+fn serve_http(server: mcp_service::Server, host: &str, port: u16) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind((host, port))
+            .await
+            .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let config =
+            mcp_proto::http::EndpointConfig::new(server.config().clone()).bound_to(addr.ip());
+        eprintln!("everything: serving http://{addr}/mcp");
+        mcp_tokio::serve_http(server, listener, config)
+            .await
+            .map_err(|e| e.to_string())
+    })
 }

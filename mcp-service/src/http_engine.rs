@@ -1,0 +1,680 @@
+//! The Streamable HTTP engine: one task that owns an [`Endpoint`] and runs the sessions behind
+//! it, for HTTP drivers (hyper, …).
+//!
+//! HTTP handlers hand each request to the engine through an [`HttpHandle`] and get back the
+//! reply head plus an [`HttpBody`]: complete bytes, or an [`SseStream`] of chunks the engine
+//! pulls from the endpoint. Each MCP session gets its own [`Peer`] and its own [`Service`];
+//! request handlers run concurrently on the engine's task (as in the byte-stream
+//! [`Connection`](crate::Connection)), and what they send through their `Peer` (progress, log
+//! messages, sampling requests) becomes `Endpoint` calls for their session. One timer follows
+//! [`Endpoint::poll_timeout`]. A dropped [`SseStream`] is reported with
+//! [`Endpoint::stream_closed`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::Read;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use futures_channel::oneshot;
+use futures_core::Stream;
+use futures_util::stream::{FuturesUnordered, SelectAll, StreamExt};
+use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, StreamId};
+use mcp_proto::session::Event;
+use mcp_proto::{Error, ErrorKind, Instant, RequestId};
+use serde_json::value::RawValue;
+
+use crate::cancel::CancellationToken;
+use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
+use crate::runtime::{BoxFuture, Runtime};
+use crate::service::{IncomingRequest, RequestContext, Service};
+
+/// Iterations of the loop before yielding to the executor.
+const BUDGET: usize = 64;
+/// SSE chunks buffered per reply body beyond what the driver has taken (the endpoint bounds
+/// what waits behind them).
+const STREAM_CHANNEL: usize = 4;
+
+/// Builds the service of a new session around its peer; called once per session. The returned
+/// closure runs when the session ends.
+pub type SessionFactory =
+    Arc<dyn Fn(&Peer) -> (Arc<dyn Service>, Box<dyn FnOnce() + Send>) + Send + Sync>;
+
+/// The body of a reply produced by the engine.
+pub enum HttpBody {
+    /// No body.
+    Empty,
+    /// The complete body.
+    Full(Vec<u8>),
+    /// A body produced over time (SSE, or a JSON body that waits for responses).
+    Stream(SseStream),
+}
+
+impl std::fmt::Debug for HttpBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpBody::Empty => f.write_str("Empty"),
+            HttpBody::Full(b) => write!(f, "Full({} bytes)", b.len()),
+            HttpBody::Stream(s) => write!(f, "Stream({:?})", s.id),
+        }
+    }
+}
+
+/// The chunks of a streamed reply body. Dropping it before it ends tells the engine the client
+/// went away (not a cancellation: the session keeps going).
+pub struct SseStream {
+    id: StreamId,
+    rx: mpsc::Receiver<Vec<u8>>,
+    engine: UnboundedSender<StreamId>,
+    done: bool,
+}
+
+impl std::fmt::Debug for SseStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseStream").field("id", &self.id).finish()
+    }
+}
+
+impl Stream for SseStream {
+    type Item = Vec<u8>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
+        let r = Pin::new(&mut self.rx).poll_next(cx);
+        if let Poll::Ready(None) = r {
+            self.done = true;
+        }
+        r
+    }
+}
+
+impl Drop for SseStream {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.engine.unbounded_send(self.id);
+        }
+    }
+}
+
+enum Msg {
+    Request {
+        parts: http::request::Parts,
+        body: Vec<u8>,
+        reply: oneshot::Sender<http::Response<HttpBody>>,
+    },
+}
+
+/// A cloneable handle that submits HTTP requests to an [`HttpEngine`].
+#[derive(Clone)]
+pub struct HttpHandle {
+    tx: UnboundedSender<Msg>,
+    max_body_size: usize,
+}
+
+impl std::fmt::Debug for HttpHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpHandle").finish_non_exhaustive()
+    }
+}
+
+impl HttpHandle {
+    /// The largest body the endpoint accepts: a driver may stop reading after this many bytes
+    /// plus one and pass what it read (the reply is 413).
+    pub fn max_body_size(&self) -> usize {
+        self.max_body_size
+    }
+
+    /// Handles one request to the MCP endpoint: the complete body in, the reply out.
+    pub async fn request(
+        &self,
+        parts: http::request::Parts,
+        body: Vec<u8>,
+    ) -> Result<http::Response<HttpBody>, Error> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .unbounded_send(Msg::Request { parts, body, reply })
+            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))?;
+        rx.await
+            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))
+    }
+}
+
+type HandlerOutput = (SessionId, RequestId, Option<Result<Box<RawValue>, Error>>);
+
+/// A handler future wrapped so that cancellation drops it at once.
+struct Guarded {
+    sid: SessionId,
+    id: Option<RequestId>,
+    cancel: CancellationToken,
+    inner: BoxFuture<Result<Box<RawValue>, Error>>,
+}
+
+impl Future for Guarded {
+    type Output = HandlerOutput;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput> {
+        let this = &mut *self;
+        let id = || RequestId::Number(-1);
+        if this.cancel.is_cancelled() {
+            return Poll::Ready((this.sid, this.id.take().unwrap_or_else(id), None));
+        }
+        match this.inner.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready((this.sid, this.id.take().unwrap_or_else(id), Some(r))),
+            Poll::Pending => {
+                this.cancel.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+struct Waiter {
+    key: u64,
+    reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+    progress: Option<ProgressFn>,
+}
+
+/// One MCP session's application side.
+struct SessionCtx {
+    peer: Peer,
+    service: Arc<dyn Service>,
+    on_end: Option<Box<dyn FnOnce() + Send>>,
+    inbound: HashMap<RequestId, CancellationToken>,
+    waiters: HashMap<RequestId, Waiter>,
+    keys: HashMap<u64, RequestId>,
+}
+
+struct StreamSlot {
+    tx: mpsc::Sender<Vec<u8>>,
+    /// The endpoint may have data for it: pull when the channel has room.
+    want: bool,
+}
+
+type CommandStream = Pin<Box<dyn Stream<Item = (SessionId, Command)> + Send>>;
+
+/// The future that runs the endpoint until every [`HttpHandle`] is dropped. Spawn it.
+#[must_use = "the HTTP engine does nothing unless awaited or spawned"]
+pub struct HttpEngine<R: Runtime> {
+    rt: R,
+    endpoint: Endpoint,
+    factory: SessionFactory,
+    msgs: UnboundedReceiver<Msg>,
+    drops: UnboundedReceiver<StreamId>,
+    drops_tx: UnboundedSender<StreamId>,
+    handle: Option<HttpHandle>,
+    sessions: HashMap<SessionId, SessionCtx>,
+    commands: SelectAll<CommandStream>,
+    handlers: FuturesUnordered<Guarded>,
+    streams: HashMap<StreamId, StreamSlot>,
+    timer: Option<(Instant, BoxFuture<()>)>,
+    random: Option<std::fs::File>,
+    buf: Vec<u8>,
+}
+
+impl<R: Runtime> std::fmt::Debug for HttpEngine<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpEngine")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime> HttpEngine<R> {
+    /// An engine serving `config`, building each session's service with `factory`.
+    pub fn new(rt: R, config: EndpointConfig, factory: SessionFactory) -> Self {
+        let endpoint = Endpoint::new(config);
+        let (tx, rx) = mpsc::unbounded();
+        let (drops_tx, drops) = mpsc::unbounded();
+        let handle = HttpHandle {
+            tx,
+            max_body_size: endpoint.max_body_size(),
+        };
+        HttpEngine {
+            rt,
+            endpoint,
+            factory,
+            msgs: rx,
+            drops,
+            drops_tx,
+            handle: Some(handle),
+            sessions: HashMap::new(),
+            commands: SelectAll::new(),
+            handlers: FuturesUnordered::new(),
+            streams: HashMap::new(),
+            timer: None,
+            random: std::fs::File::open("/dev/urandom").ok(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// A handle to submit requests with; take it before spawning the engine (a handle taken
+    /// after the engine was first polled is already closed). The engine ends once every handle
+    /// is dropped.
+    pub fn handle(&self) -> HttpHandle {
+        match &self.handle {
+            Some(h) => h.clone(),
+            None => HttpHandle {
+                tx: mpsc::unbounded().0,
+                max_body_size: self.endpoint.max_body_size(),
+            },
+        }
+    }
+
+    /// The endpoint's counters.
+    pub fn stats(&self) -> mcp_proto::http::Stats {
+        self.endpoint.stats()
+    }
+
+    fn random(&mut self) -> u128 {
+        let mut b = [0u8; 16];
+        if let Some(f) = self.random.as_mut()
+            && f.read_exact(&mut b).is_ok()
+        {
+            return u128::from_le_bytes(b);
+        }
+        // Fallback: std's randomly keyed hasher.
+        use std::hash::{BuildHasher, Hasher};
+        let mut v = 0u128;
+        for i in 0..2u64 {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(i);
+            h.write_u64(self.rt.now().as_micros());
+            v = (v << 64) | u128::from(h.finish());
+        }
+        v
+    }
+
+    fn on_msg(&mut self, msg: Msg, now: Instant) {
+        match msg {
+            Msg::Request { parts, body, reply } => {
+                let random = self.random();
+                let resp = self.endpoint.handle_request(now, &parts, &body, random);
+                let (head, body) = resp.into_parts();
+                let body = match body {
+                    Body::Empty => HttpBody::Empty,
+                    Body::Full(b) => HttpBody::Full(b),
+                    Body::Stream(id) => {
+                        let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
+                        self.streams.insert(id, StreamSlot { tx, want: true });
+                        HttpBody::Stream(SseStream {
+                            id,
+                            rx,
+                            engine: self.drops_tx.clone(),
+                            done: false,
+                        })
+                    }
+                    _ => HttpBody::Empty,
+                };
+                if let Err(resp) = reply.send(http::Response::from_parts(head, body)) {
+                    // The HTTP handler went away before the reply: its stream is closed.
+                    if let HttpBody::Stream(mut s) = resp.into_body() {
+                        s.done = true;
+                        self.streams.remove(&s.id);
+                        self.endpoint.stream_closed(now, s.id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves what the endpoint has for each reply body into its channel.
+    fn pump_streams(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let mut progressed = false;
+        while let Some(id) = self.endpoint.poll_stream_ready() {
+            if let Some(s) = self.streams.get_mut(&id) {
+                s.want = true;
+            }
+        }
+        let wanted: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.want)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in wanted {
+            while let Some(slot) = self.streams.get_mut(&id) {
+                match slot.tx.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(_)) => {
+                        self.streams.remove(&id);
+                        self.endpoint.stream_closed(now, id);
+                        progressed = true;
+                        break;
+                    }
+                    Poll::Pending => break,
+                }
+                self.buf.clear();
+                match self.endpoint.poll_stream(id, &mut self.buf) {
+                    mcp_proto::http::StreamPoll::Data(_) => {
+                        let chunk = std::mem::take(&mut self.buf);
+                        progressed = true;
+                        if slot.tx.start_send(chunk).is_err() {
+                            self.streams.remove(&id);
+                            self.endpoint.stream_closed(now, id);
+                            break;
+                        }
+                    }
+                    mcp_proto::http::StreamPoll::Pending => {
+                        slot.want = false;
+                        break;
+                    }
+                    _ => {
+                        // Closed: dropping the sender ends the body.
+                        self.streams.remove(&id);
+                        progressed = true;
+                        break;
+                    }
+                }
+            }
+        }
+        progressed
+    }
+
+    fn session(&mut self, sid: SessionId) -> &mut SessionCtx {
+        let factory = &self.factory;
+        let commands = &mut self.commands;
+        self.sessions.entry(sid).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded();
+            let peer = Peer::new(tx);
+            let (service, on_end) = factory(&peer);
+            commands.push(Box::pin(rx.map(move |c| (sid, c))));
+            tracing::debug!(target: "mcp", connection = peer.connection_id(), session = %sid, "HTTP session opened");
+            SessionCtx {
+                peer,
+                service,
+                on_end: Some(on_end),
+                inbound: HashMap::new(),
+                waiters: HashMap::new(),
+                keys: HashMap::new(),
+            }
+        })
+    }
+
+    fn on_event(&mut self, ev: SessionEvent, now: Instant) {
+        let sid = ev.session;
+        if let Event::Closed(error) = ev.event {
+            let Some(mut ctx) = self.sessions.remove(&sid) else {
+                return;
+            };
+            tracing::debug!(target: "mcp", session = %sid, error = ?error, "HTTP session closed");
+            ctx.peer.shared.closed.store(true, Ordering::Release);
+            for (_, c) in ctx.inbound.drain() {
+                c.cancel();
+            }
+            for (_, w) in ctx.waiters.drain() {
+                let _ = w.reply.send(Err(Error::new(
+                    ErrorKind::TransportClosed,
+                    "the session ended",
+                )));
+            }
+            ctx.service.on_closed(&ctx.peer);
+            if let Some(f) = ctx.on_end.take() {
+                f();
+            }
+            return;
+        }
+        let ctx = self.session(sid);
+        match ev.event {
+            Event::Ready {
+                version,
+                peer_info,
+                peer_capabilities,
+                instructions,
+            } => {
+                let info = PeerInfo {
+                    version,
+                    info: peer_info,
+                    capabilities: peer_capabilities,
+                    instructions,
+                };
+                if let Ok(mut g) = ctx.peer.shared.info.write() {
+                    *g = Some(info);
+                }
+                ctx.service.on_ready(&ctx.peer);
+            }
+            Event::Request(req) => {
+                let cancel = CancellationToken::new();
+                let cx = RequestContext {
+                    id: req.id.clone(),
+                    progress_token: req.progress_token,
+                    peer: ctx.peer.clone(),
+                    cancel: cancel.clone(),
+                };
+                let fut = ctx.service.handle_request(
+                    IncomingRequest {
+                        method: req.method,
+                        params: req.params,
+                    },
+                    cx,
+                );
+                ctx.inbound.insert(req.id.clone(), cancel.clone());
+                self.handlers.push(Guarded {
+                    sid,
+                    id: Some(req.id),
+                    cancel,
+                    inner: fut,
+                });
+            }
+            Event::Notification { method, params } => {
+                ctx.service
+                    .handle_notification(&method, params.as_deref(), &ctx.peer);
+            }
+            Event::Response { id, result } => {
+                if let Some(w) = ctx.waiters.remove(&id) {
+                    ctx.keys.remove(&w.key);
+                    let _ = w.reply.send(result);
+                }
+            }
+            Event::Progress {
+                id,
+                progress,
+                total,
+                message,
+                meta,
+            } => {
+                if let Some(w) = ctx.waiters.get_mut(&id)
+                    && let Some(f) = w.progress.as_mut()
+                {
+                    f(Progress {
+                        progress,
+                        total,
+                        message,
+                        meta,
+                    });
+                }
+            }
+            Event::Cancelled { id, .. } => {
+                if let Some(c) = ctx.inbound.remove(&id) {
+                    c.cancel();
+                }
+            }
+            Event::InvalidMessage(e) => {
+                tracing::debug!(target: "mcp", session = %sid, error = %e, "invalid message from the client")
+            }
+            _ => {}
+        }
+        let _ = now;
+    }
+
+    fn apply(&mut self, sid: SessionId, cmd: Command, now: Instant) {
+        let ep = &mut self.endpoint;
+        let Some(ctx) = self.sessions.get_mut(&sid) else {
+            if let Command::Request { reply, .. } = cmd {
+                let _ = reply.send(Err(Error::new(
+                    ErrorKind::TransportClosed,
+                    "the session ended",
+                )));
+            }
+            return;
+        };
+        match cmd {
+            Command::Request {
+                key,
+                method,
+                params,
+                opts,
+                reply,
+                progress,
+            } => match ep.send_request(now, sid, &method, params, opts) {
+                Ok(id) => {
+                    ctx.keys.insert(key, id.clone());
+                    ctx.waiters.insert(
+                        id,
+                        Waiter {
+                            key,
+                            reply,
+                            progress,
+                        },
+                    );
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
+            Command::Cancel { key, reason } => {
+                if let Some(id) = ctx.keys.remove(&key) {
+                    ctx.waiters.remove(&id);
+                    let _ = ep.cancel(now, sid, &id, reason.as_deref());
+                }
+            }
+            Command::Notify {
+                method,
+                params,
+                related,
+            } => {
+                let r = ep.with_session(now, sid, |s| s.notify_related(&method, params, related));
+                if let Err(e) | Ok(Err(e)) = r {
+                    tracing::debug!(target: "mcp", %method, error = %e, "notification not sent");
+                }
+            }
+            Command::Progress {
+                id,
+                progress,
+                total,
+                message,
+                meta,
+            } => {
+                let r = ep.with_session(now, sid, |s| {
+                    s.report_progress_with_meta(&id, progress, total, message.as_deref(), meta)
+                });
+                if let Err(e) | Ok(Err(e)) = r {
+                    tracing::debug!(target: "mcp", %id, error = %e, "progress not sent");
+                }
+            }
+            Command::Close => {
+                let _ = ep.close_session(now, sid);
+            }
+        }
+    }
+
+    fn on_handler_done(&mut self, out: HandlerOutput, now: Instant) {
+        let (sid, id, result) = out;
+        let Some(result) = result else { return };
+        let Some(ctx) = self.sessions.get_mut(&sid) else {
+            return;
+        };
+        if ctx.inbound.remove(&id).is_none() {
+            return;
+        }
+        let sent = match result {
+            Ok(raw) => self.endpoint.respond(now, sid, &id, raw),
+            Err(e) => self.endpoint.respond_error(now, sid, &id, e),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
+        }
+    }
+
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(deadline) = self.endpoint.poll_timeout() else {
+            self.timer = None;
+            return false;
+        };
+        let rearm = match &self.timer {
+            None => true,
+            Some((at, _)) => *at != deadline,
+        };
+        if rearm {
+            self.timer = Some((deadline, self.rt.sleep_until(deadline)));
+        }
+        if let Some((_, sleep)) = self.timer.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            self.timer = None;
+            let now = self.rt.now();
+            self.endpoint.handle_timeout(now);
+            return true;
+        }
+        false
+    }
+
+    fn drain_events(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some(e) = self.endpoint.poll_event() {
+            any = true;
+            self.on_event(e, now);
+        }
+        any
+    }
+
+    fn drain_commands(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let mut any = false;
+        while let Poll::Ready(Some((sid, cmd))) = Pin::new(&mut self.commands).poll_next(cx) {
+            any = true;
+            self.apply(sid, cmd, now);
+        }
+        any
+    }
+}
+
+impl<R: Runtime> Future for HttpEngine<R> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        // The engine's own handle must not keep it alive.
+        this.handle = None;
+        for _ in 0..BUDGET {
+            let now = this.rt.now();
+            let mut progressed = false;
+            loop {
+                match Pin::new(&mut this.msgs).poll_next(cx) {
+                    Poll::Ready(Some(m)) => {
+                        this.on_msg(m, now);
+                        progressed = true;
+                    }
+                    Poll::Ready(None) => return Poll::Ready(()),
+                    Poll::Pending => break,
+                }
+            }
+            while let Poll::Ready(Some(id)) = Pin::new(&mut this.drops).poll_next(cx) {
+                this.streams.remove(&id);
+                this.endpoint.stream_closed(now, id);
+                progressed = true;
+            }
+            progressed |= this.drain_commands(cx, now);
+            progressed |= this.drain_events(now);
+            let mut done = Vec::new();
+            while let Poll::Ready(Some(d)) = Pin::new(&mut this.handlers).poll_next(cx) {
+                done.push(d);
+            }
+            if !done.is_empty() {
+                progressed = true;
+                // What a handler sent before finishing goes out before its answer.
+                this.drain_commands(cx, now);
+                for d in done {
+                    this.on_handler_done(d, now);
+                }
+            }
+            progressed |= this.poll_timer(cx);
+            progressed |= this.drain_events(now);
+            progressed |= this.pump_streams(cx, now);
+            progressed |= this.drain_events(now);
+            if !progressed {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
