@@ -247,22 +247,51 @@ fn reference(args: &Args) {
             Some(text.as_str())
         );
     }
-    let start = Instant::now();
-    let mut sent = 0;
-    let mut received = 0;
-    while received < args.n {
-        while sent < args.n && sent - received < args.conc {
-            send(&mut w, 1000 + sent, "tools/call", call(&text));
-            sent += 1;
-        }
-        w.flush().expect("flush");
-        let v = recv(&mut r, &mut line);
-        assert_eq!(
-            v["result"]["content"][0]["text"].as_str(),
-            Some(text.as_str())
-        );
-        received += 1;
+    // A reader thread keeps `conc` requests in flight: with large payloads a single thread
+    // that writes a window before reading would deadlock against a server blocked on a full
+    // output pipe.
+    let (permits_tx, permits_rx) = std::sync::mpsc::sync_channel::<()>(args.conc);
+    for _ in 0..args.conc {
+        let _ = permits_tx.send(());
     }
+    let n = args.n;
+    let expected = text.clone();
+    let start = Instant::now();
+    if args.conc == 1 {
+        // One request at a time: the plain loop, no thread hand-off.
+        for i in 0..n {
+            send(&mut w, 1000 + i, "tools/call", call(&text));
+            w.flush().expect("flush");
+            let v = recv(&mut r, &mut line);
+            assert_eq!(
+                v["result"]["content"][0]["text"].as_str(),
+                Some(text.as_str())
+            );
+        }
+        let rps = n as f64 / start.elapsed().as_secs_f64();
+        let stats = proc_stats(pid);
+        drop(w);
+        let _ = child.wait();
+        report(rps, stats);
+        return;
+    }
+    let reader = std::thread::spawn(move || {
+        let mut line = String::new();
+        for _ in 0..n {
+            let v = recv(&mut r, &mut line);
+            assert_eq!(
+                v["result"]["content"][0]["text"].as_str(),
+                Some(expected.as_str())
+            );
+            let _ = permits_tx.send(());
+        }
+    });
+    for sent in 0..args.n {
+        permits_rx.recv().expect("reader alive");
+        send(&mut w, 1000 + sent, "tools/call", call(&text));
+        w.flush().expect("flush");
+    }
+    reader.join().expect("reader");
     let rps = args.n as f64 / start.elapsed().as_secs_f64();
     let stats = proc_stats(pid);
     drop(w);
