@@ -167,7 +167,7 @@ fn main() {
             });
             rt.block_on(task).expect("benchmark task");
         }
-        "async-std" => async_std::task::block_on(async {
+        "async-std" => async_std::task::block_on(async_std::task::spawn(async move {
             match args.transport.as_str() {
                 "mem" => {
                     let rt = mcp_async_std::AsyncStdRuntime::new();
@@ -191,7 +191,7 @@ fn main() {
                     report(rps, stats);
                 }
             }
-        }),
+        })),
         other => {
             eprintln!("unknown runtime {other:?} (tokio | async-std)");
             std::process::exit(2);
