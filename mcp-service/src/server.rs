@@ -55,6 +55,10 @@ use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
+const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
+const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
+const PROMPTS_CHANGED: &str = "notifications/prompts/list_changed";
+
 /// The `_meta` key under which streamed tool content travels in progress notifications.
 ///
 /// Wire form of a streaming tool call (only when the caller sent a `progressToken`): each item
@@ -841,6 +845,59 @@ impl Server {
         }
     }
 
+    /// Inserts `key` into one registry map unless it is taken, then tells connected clients
+    /// (`notification`) that the list changed.
+    fn register<V>(
+        &self,
+        notification: &'static str,
+        what: &str,
+        map: impl FnOnce(&mut Registry) -> &mut BTreeMap<String, Arc<V>>,
+        key: String,
+        entry: impl FnOnce() -> V,
+    ) -> Result<(), Error> {
+        {
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            match map(&mut reg).entry(key) {
+                Entry::Occupied(e) => {
+                    return Err(Error::new(
+                        ErrorKind::DuplicateRegistration,
+                        format!("{what} `{}` is already registered", e.key()),
+                    ));
+                }
+                Entry::Vacant(v) => {
+                    v.insert(Arc::new(entry()));
+                }
+            }
+        }
+        self.broadcast(notification, None, |_| true);
+        Ok(())
+    }
+
+    /// Removes `key` from one registry map; if it was there, tells connected clients.
+    fn unregister<V>(
+        &self,
+        notification: &'static str,
+        map: impl FnOnce(&mut Registry) -> &mut BTreeMap<String, Arc<V>>,
+        key: &str,
+    ) -> bool {
+        let removed = {
+            let mut reg = self
+                .inner
+                .registry
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            map(&mut reg).remove(key).is_some()
+        };
+        if removed {
+            self.broadcast(notification, None, |_| true);
+        }
+        removed
+    }
+
     /// Registers a tool at runtime (clients are told the list changed).
     pub fn add_tool<T, F, Fut, R>(&self, tool: Tool, handler: F) -> Result<(), Error>
     where
@@ -849,44 +906,22 @@ impl Server {
         Fut: Future<Output = Result<R, Error>> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        {
-            let mut reg = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            if reg.tools.contains_key(&tool.name) {
-                return Err(Error::new(
-                    ErrorKind::DuplicateRegistration,
-                    format!("tool `{}` is already registered", tool.name),
-                ));
-            }
-            reg.tools.insert(
-                tool.name.clone(),
-                Arc::new(ToolEntry {
-                    tool,
-                    handler: boxed_tool(handler),
-                }),
-            );
-        }
-        self.broadcast("notifications/tools/list_changed", None, |_| true);
-        Ok(())
+        let key = tool.name.clone();
+        self.register(
+            TOOLS_CHANGED,
+            "tool",
+            |r| &mut r.tools,
+            key,
+            || ToolEntry {
+                tool,
+                handler: boxed_tool(handler),
+            },
+        )
     }
 
     /// Removes a tool; `false` if there was none of that name.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .tools
-            .remove(name)
-            .is_some();
-        if removed {
-            self.broadcast("notifications/tools/list_changed", None, |_| true);
-        }
-        removed
+        self.unregister(TOOLS_CHANGED, |r| &mut r.tools, name)
     }
 
     /// Registers a resource at runtime.
@@ -895,42 +930,22 @@ impl Server {
         F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
-        {
-            let mut reg = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            if reg.resources.contains_key(&resource.uri) {
-                return Err(Error::new(
-                    ErrorKind::DuplicateRegistration,
-                    format!("resource `{}` is already registered", resource.uri),
-                ));
-            }
-            let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
-            reg.resources.insert(
-                resource.uri.clone(),
-                Arc::new(ResourceEntry { resource, handler }),
-            );
-        }
-        self.broadcast("notifications/resources/list_changed", None, |_| true);
-        Ok(())
+        let key = resource.uri.clone();
+        self.register(
+            RESOURCES_CHANGED,
+            "resource",
+            |r| &mut r.resources,
+            key,
+            || {
+                let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
+                ResourceEntry { resource, handler }
+            },
+        )
     }
 
     /// Removes a resource; `false` if there was none with that URI.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .resources
-            .remove(uri)
-            .is_some();
-        if removed {
-            self.broadcast("notifications/resources/list_changed", None, |_| true);
-        }
-        removed
+        self.unregister(RESOURCES_CHANGED, |r| &mut r.resources, uri)
     }
 
     /// Registers a resource template at runtime.
@@ -943,49 +958,23 @@ impl Server {
         F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
-        {
-            let mut reg = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            if reg.templates.contains_key(&template.uri_template) {
-                return Err(Error::new(
-                    ErrorKind::DuplicateRegistration,
-                    format!(
-                        "resource template `{}` is already registered",
-                        template.uri_template
-                    ),
-                ));
-            }
-            let matcher = UriTemplate::parse(&template.uri_template);
-            reg.templates.insert(
-                template.uri_template.clone(),
-                Arc::new(TemplateEntry {
-                    template,
-                    matcher,
-                    handler: boxed_resource(handler),
-                }),
-            );
-        }
-        self.broadcast("notifications/resources/list_changed", None, |_| true);
-        Ok(())
+        let key = template.uri_template.clone();
+        self.register(
+            RESOURCES_CHANGED,
+            "resource template",
+            |r| &mut r.templates,
+            key,
+            || TemplateEntry {
+                matcher: UriTemplate::parse(&template.uri_template),
+                template,
+                handler: boxed_resource(handler),
+            },
+        )
     }
 
     /// Removes a resource template; `false` if there was none with that URI template.
     pub fn remove_resource_template(&self, uri_template: &str) -> bool {
-        let removed = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .templates
-            .remove(uri_template)
-            .is_some();
-        if removed {
-            self.broadcast("notifications/resources/list_changed", None, |_| true);
-        }
-        removed
+        self.unregister(RESOURCES_CHANGED, |r| &mut r.templates, uri_template)
     }
 
     /// Registers a prompt at runtime.
@@ -994,44 +983,22 @@ impl Server {
         F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
-        {
-            let mut reg = self
-                .inner
-                .registry
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            if reg.prompts.contains_key(&prompt.name) {
-                return Err(Error::new(
-                    ErrorKind::DuplicateRegistration,
-                    format!("prompt `{}` is already registered", prompt.name),
-                ));
-            }
-            reg.prompts.insert(
-                prompt.name.clone(),
-                Arc::new(PromptEntry {
-                    prompt,
-                    handler: boxed_prompt(handler),
-                }),
-            );
-        }
-        self.broadcast("notifications/prompts/list_changed", None, |_| true);
-        Ok(())
+        let key = prompt.name.clone();
+        self.register(
+            PROMPTS_CHANGED,
+            "prompt",
+            |r| &mut r.prompts,
+            key,
+            || PromptEntry {
+                prompt,
+                handler: boxed_prompt(handler),
+            },
+        )
     }
 
     /// Removes a prompt; `false` if there was none of that name.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self
-            .inner
-            .registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .prompts
-            .remove(name)
-            .is_some();
-        if removed {
-            self.broadcast("notifications/prompts/list_changed", None, |_| true);
-        }
-        removed
+        self.unregister(PROMPTS_CHANGED, |r| &mut r.prompts, name)
     }
 
     /// Tells the connections subscribed to `uri` that it changed. Returns how many were told.
