@@ -55,6 +55,21 @@ use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
+/// Inserts `entry()` under `key` unless the key is taken (then the key comes back as the error).
+fn insert_unique<V>(
+    map: &mut BTreeMap<String, Arc<V>>,
+    key: String,
+    entry: impl FnOnce() -> V,
+) -> Result<(), String> {
+    match map.entry(key) {
+        Entry::Occupied(e) => Err(e.key().clone()),
+        Entry::Vacant(v) => {
+            v.insert(Arc::new(entry()));
+            Ok(())
+        }
+    }
+}
+
 const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
 const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
 const PROMPTS_CHANGED: &str = "notifications/prompts/list_changed";
@@ -524,17 +539,11 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
-        match self.registry.tools.entry(name) {
-            Entry::Occupied(e) => {
-                let name = e.key().clone();
-                self.duplicate("tool", &name);
-            }
-            Entry::Vacant(v) => {
-                v.insert(Arc::new(ToolEntry {
-                    tool,
-                    handler: boxed_tool(handler),
-                }));
-            }
+        if let Err(taken) = insert_unique(&mut self.registry.tools, name, || ToolEntry {
+            tool,
+            handler: boxed_tool(handler),
+        }) {
+            self.duplicate("tool", &taken);
         }
         self
     }
@@ -546,15 +555,11 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let uri = resource.uri.clone();
-        match self.registry.resources.entry(uri) {
-            Entry::Occupied(e) => {
-                let uri = e.key().clone();
-                self.duplicate("resource", &uri);
-            }
-            Entry::Vacant(v) => {
-                let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
-                v.insert(Arc::new(ResourceEntry { resource, handler }));
-            }
+        if let Err(taken) = insert_unique(&mut self.registry.resources, uri, || {
+            let handler = boxed_resource(move |uri, _vars, cx| handler(uri, cx));
+            ResourceEntry { resource, handler }
+        }) {
+            self.duplicate("resource", &taken);
         }
         self
     }
@@ -567,19 +572,12 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let key = template.uri_template.clone();
-        match self.registry.templates.entry(key) {
-            Entry::Occupied(e) => {
-                let key = e.key().clone();
-                self.duplicate("resource template", &key);
-            }
-            Entry::Vacant(v) => {
-                let matcher = UriTemplate::parse(v.key());
-                v.insert(Arc::new(TemplateEntry {
-                    template,
-                    matcher,
-                    handler: boxed_resource(handler),
-                }));
-            }
+        if let Err(taken) = insert_unique(&mut self.registry.templates, key, || TemplateEntry {
+            matcher: UriTemplate::parse(&template.uri_template),
+            template,
+            handler: boxed_resource(handler),
+        }) {
+            self.duplicate("resource template", &taken);
         }
         self
     }
@@ -591,17 +589,11 @@ impl ServerBuilder {
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
         let name = prompt.name.clone();
-        match self.registry.prompts.entry(name) {
-            Entry::Occupied(e) => {
-                let name = e.key().clone();
-                self.duplicate("prompt", &name);
-            }
-            Entry::Vacant(v) => {
-                v.insert(Arc::new(PromptEntry {
-                    prompt,
-                    handler: boxed_prompt(handler),
-                }));
-            }
+        if let Err(taken) = insert_unique(&mut self.registry.prompts, name, || PromptEntry {
+            prompt,
+            handler: boxed_prompt(handler),
+        }) {
+            self.duplicate("prompt", &taken);
         }
         self
     }
@@ -861,16 +853,11 @@ impl Server {
                 .registry
                 .write()
                 .unwrap_or_else(|e| e.into_inner());
-            match map(&mut reg).entry(key) {
-                Entry::Occupied(e) => {
-                    return Err(Error::new(
-                        ErrorKind::DuplicateRegistration,
-                        format!("{what} `{}` is already registered", e.key()),
-                    ));
-                }
-                Entry::Vacant(v) => {
-                    v.insert(Arc::new(entry()));
-                }
+            if let Err(key) = insert_unique(map(&mut reg), key, entry) {
+                return Err(Error::new(
+                    ErrorKind::DuplicateRegistration,
+                    format!("{what} `{key}` is already registered"),
+                ));
             }
         }
         self.broadcast(notification, None, |_| true);
