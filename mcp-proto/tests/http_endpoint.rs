@@ -1232,3 +1232,27 @@ fn the_application_can_close_a_session() {
     assert_eq!(h.ep.stats().sessions_closed, 1);
     assert_eq!(h.post(Some(&sid), &tools_list(2)).status(), 404);
 }
+
+#[test]
+fn other_paths_are_not_found_and_the_path_is_configurable() {
+    let req = |path: &str| {
+        http::Request::post(path)
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0
+    };
+    let body = init_body(V);
+    let now = Instant::from_micros(0);
+    let mut ep = Endpoint::new(config().path("/rpc"));
+    let r = ep.handle_request(now, &req("/mcp"), body.as_bytes(), 1);
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = ep.handle_request(now, &req("/rpc"), body.as_bytes(), 1);
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut ep = Endpoint::new(config());
+    let r = ep.handle_request(now, &req("/other"), body.as_bytes(), 1);
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}

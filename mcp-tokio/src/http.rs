@@ -22,11 +22,8 @@ use crate::TokioRuntime;
 
 type Reply = Response<UnsyncBoxBody<Bytes, Infallible>>;
 
-/// The path the MCP endpoint is served at.
-const MCP_PATH: &str = "/mcp";
-
-/// Serves `server` over Streamable HTTP at `/mcp` on `listener` (HTTP/1.1), forever.
-/// Other paths get 404. The engine owning the sessions runs on its own task.
+/// Serves `server` over Streamable HTTP on `listener` (HTTP/1.1), forever, at the path of
+/// `config` (default `/mcp`; other paths get 404). The engine owning the sessions runs on its own task.
 ///
 /// Errors of a single connection attempt are skipped; running out of file descriptors pauses
 /// accepting for 100 ms. Any other accept error is returned.
@@ -75,9 +72,6 @@ fn plain(status: StatusCode) -> Reply {
 }
 
 async fn serve_one(handle: &HttpHandle, req: Request<Incoming>) -> Reply {
-    if req.uri().path() != MCP_PATH {
-        return plain(StatusCode::NOT_FOUND);
-    }
     let (parts, body) = req.into_parts();
     // Read at most the limit plus one byte: the endpoint answers 413 past the limit.
     let cap = handle.max_body_size().saturating_add(1);

@@ -52,6 +52,8 @@ pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
 /// Settings of an [`Endpoint`](super::Endpoint).
 #[derive(Clone)]
 pub struct EndpointConfig {
+    /// The request path of the endpoint (default `/mcp`); requests to other paths → 404.
+    pub path: String,
     /// The template of every session (its framing is forced to [`Framing::Raw`]).
     pub session: Config,
     /// How POSTs holding requests are answered.
@@ -89,6 +91,7 @@ pub struct EndpointConfig {
 impl fmt::Debug for EndpointConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EndpointConfig")
+            .field("path", &self.path)
             .field("session", &self.session)
             .field("response_mode", &self.response_mode)
             .field("stateless", &self.stateless)
@@ -121,6 +124,7 @@ impl EndpointConfig {
     /// / [`DEFAULT_STORE_BYTES`] bytes per session.
     pub fn new(session: Config) -> Self {
         EndpointConfig {
+            path: "/mcp".into(),
             session: session.framing(Framing::Raw),
             response_mode: ResponseMode::Sse,
             stateless: false,
@@ -139,6 +143,12 @@ impl EndpointConfig {
                 DEFAULT_STORE_BYTES,
             )),
         }
+    }
+
+    /// Sets the request path of the endpoint (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
     }
 
     /// Sets the reply mode.

@@ -298,6 +298,9 @@ impl Endpoint {
                 None,
             );
         }
+        if parts.uri.path() != self.config.path {
+            return plain(StatusCode::NOT_FOUND, Body::Empty);
+        }
         match parts.method {
             Method::POST => self.post(now, parts, body, random),
             Method::GET => self.get(now, parts),
