@@ -22,6 +22,7 @@ pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
 pub mod http_engine;
+pub mod hyper_io;
 pub mod telemetry;
 
 pub use connection::{ByteStream, Connection, connection};
