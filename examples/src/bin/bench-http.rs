@@ -1,0 +1,402 @@
+//! `bench-http` — the Streamable HTTP benchmark: K concurrent sessions, each making M `echo`
+//! calls, against our `echo` server in its own process.
+//!
+//! ```text
+//! bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S]
+//!            [--json-response]
+//! ```
+//!
+//! For each K it starts a fresh server (this binary with `--serve`), opens K sessions
+//! (initialize + initialized, each on a connection closed afterwards) and measures the server's
+//! RSS with the K sessions idle; then opens one keep-alive HTTP/1.1 connection per session and
+//! measures again (the connections' cost); then has every session make M calls back to back on
+//! its connection, checking every reply. One JSON line per K: calls per second, p50/p99 latency, the server's idle memory per
+//! session and in total, its peak RSS and CPU time.
+//!
+//! The client is a bare hyper client, not our typed client, so that the figures are the
+//! server's.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use mcp_proto::codec::sse::SseDecoder;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::net::TcpStream;
+
+const V: &str = "2025-11-25";
+
+fn usage(msg: &str) -> ! {
+    eprintln!(
+        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response]"
+    );
+    std::process::exit(2);
+}
+
+struct Args {
+    runtime: String,
+    sessions: Vec<usize>,
+    calls: usize,
+    size: usize,
+    json: bool,
+    serve: bool,
+}
+
+fn parse_args() -> Args {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut a = Args {
+        runtime: "tokio".into(),
+        sessions: vec![1, 64, 1024],
+        calls: 200,
+        size: 16,
+        json: false,
+        serve: false,
+    };
+    let mut i = 0;
+    while i < argv.len() {
+        let value = |i: usize| {
+            argv.get(i + 1)
+                .cloned()
+                .unwrap_or_else(|| usage(&format!("{} needs a value", argv[i])))
+        };
+        match argv[i].as_str() {
+            "--runtime" => a.runtime = value(i),
+            "--sessions" => {
+                a.sessions = value(i)
+                    .split(',')
+                    .map(|s| s.parse().unwrap_or_else(|_| usage("--sessions: numbers")))
+                    .collect()
+            }
+            "--calls" => a.calls = value(i).parse().unwrap_or_else(|_| usage("--calls")),
+            "--size" => a.size = value(i).parse().unwrap_or_else(|_| usage("--size")),
+            "--json-response" => {
+                a.json = true;
+                i += 1;
+                continue;
+            }
+            "--serve" => {
+                a.serve = true;
+                i += 1;
+                continue;
+            }
+            other => usage(&format!("unknown argument {other:?}")),
+        }
+        i += 2;
+    }
+    a
+}
+
+fn main() {
+    raise_fd_limit();
+    let args = parse_args();
+    if args.serve {
+        serve(&args);
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| usage(&e.to_string()));
+    for &k in &args.sessions {
+        match rt.block_on(run(&args, k)) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("bench-http: K={k}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// The server side: `echo` over Streamable HTTP on an ephemeral port, announced on stdout.
+fn serve(args: &Args) {
+    let server = mcp_examples::bench::echo_server();
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| usage(&e.to_string()));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| usage(&e.to_string()));
+    let mut config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(addr.ip())
+        .max_sessions(100_000);
+    if args.json {
+        config = config.response_mode(mcp_proto::http::ResponseMode::Json);
+    }
+    println!("{addr}");
+    let result: Result<(), String> = match args.runtime.as_str() {
+        "tokio" => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| {
+                rt.block_on(async {
+                    let _ = listener.set_nonblocking(true);
+                    let listener =
+                        tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+                    mcp_tokio::serve_http(server, listener, config)
+                        .await
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        other => Err(format!("runtime {other:?} has no HTTP server here")),
+    };
+    if let Err(e) = result {
+        eprintln!("bench-http server: {e}");
+        std::process::exit(1);
+    }
+}
+
+struct Session {
+    sender: SendRequest<Full<Bytes>>,
+    sid: String,
+}
+
+fn post(port: u16, sid: Option<&str>, body: String) -> Request<Full<Bytes>> {
+    let mut b = Request::post("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(sid) = sid {
+        b = b
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", V);
+    }
+    b.body(Full::from(body))
+        .unwrap_or_else(|e| usage(&e.to_string()))
+}
+
+/// The JSON-RPC messages of a reply body: the body itself (JSON) or its SSE `data` events.
+fn messages(content_type: &str, body: &[u8]) -> Result<Vec<Value>, String> {
+    if content_type.starts_with("text/event-stream") {
+        let mut d = SseDecoder::new(64 << 20);
+        d.push(body);
+        let mut out = Vec::new();
+        while let Some(ev) = d.next_event() {
+            let ev = ev.map_err(|e| format!("bad SSE: {e:?}"))?;
+            if !ev.data.is_empty() {
+                out.push(serde_json::from_str(&ev.data).map_err(|e| e.to_string())?);
+            }
+        }
+        Ok(out)
+    } else {
+        Ok(vec![
+            serde_json::from_slice(body).map_err(|e| e.to_string())?,
+        ])
+    }
+}
+
+async fn exchange(
+    sender: &mut SendRequest<Full<Bytes>>,
+    req: Request<Full<Bytes>>,
+) -> Result<(http::response::Parts, Vec<Value>), String> {
+    sender.ready().await.map_err(|e| e.to_string())?;
+    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let (parts, body) = resp.into_parts();
+    let bytes = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+    if !parts.status.is_success() {
+        return Err(format!(
+            "HTTP {}: {}",
+            parts.status,
+            String::from_utf8_lossy(&bytes)
+        ));
+    }
+    let ct = parts
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let msgs = if bytes.is_empty() {
+        Vec::new()
+    } else {
+        messages(&ct, &bytes)?
+    };
+    Ok((parts, msgs))
+}
+
+/// A keep-alive HTTP/1.1 connection to the server.
+async fn connect(port: u16) -> Result<SendRequest<Full<Bytes>>, String> {
+    let stream = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+/// Opens a session (initialize + initialized) on a connection of its own, closed afterwards.
+async fn open(port: u16) -> Result<String, String> {
+    let mut sender = connect(port).await?;
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": V, "capabilities": {},
+        "clientInfo": {"name": "bench-http", "version": "1"}}});
+    let (parts, _) = exchange(&mut sender, post(port, None, init.to_string())).await?;
+    let sid = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .ok_or("no session id")?
+        .to_owned();
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
+    exchange(&mut sender, post(port, Some(&sid), note)).await?;
+    Ok(sid)
+}
+
+async fn calls(
+    port: u16,
+    mut s: Session,
+    m: usize,
+    text: Arc<String>,
+) -> Result<Vec<Duration>, String> {
+    let mut lat = Vec::with_capacity(m);
+    for i in 0..m {
+        let body = json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"text": text.as_str()}}})
+        .to_string();
+        let t = Instant::now();
+        let (_, msgs) = exchange(&mut s.sender, post(port, Some(&s.sid), body)).await?;
+        lat.push(t.elapsed());
+        let reply = msgs
+            .iter()
+            .find(|m| m["id"] == i + 1)
+            .ok_or("no response in the reply")?;
+        if reply["result"]["content"][0]["text"].as_str() != Some(text.as_str()) {
+            return Err(format!("wrong reply: {reply}"));
+        }
+    }
+    Ok(lat)
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e3
+}
+
+async fn run(args: &Args, k: usize) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg("--serve").arg("--runtime").arg(&args.runtime);
+    if args.json {
+        cmd.arg("--json-response");
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let pid = child.id().ok_or("server exited")?;
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+    let addr = lines
+        .next_line()
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the server did not start")?;
+    let port: u16 = addr
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .ok_or("bad address")?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let base_kb = rss_kb(pid);
+
+    // Open K sessions, at most 64 handshakes at a time, each on a connection closed after
+    // the handshake: what remains is the sessions' own memory.
+    let mut sids = Vec::with_capacity(k);
+    let mut pending = futures_util::stream::FuturesUnordered::new();
+    let mut started = 0;
+    use futures_util::StreamExt;
+    while sids.len() < k {
+        while started < k && pending.len() < 64 {
+            pending.push(open(port));
+            started += 1;
+        }
+        match pending.next().await {
+            Some(s) => sids.push(s?),
+            None => break,
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let idle_kb = rss_kb(pid);
+    // Then one keep-alive connection per session, idle: the cost of the connections.
+    let mut sessions = Vec::with_capacity(k);
+    for sid in sids {
+        sessions.push(Session {
+            sender: connect(port).await?,
+            sid,
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let conn_kb = rss_kb(pid);
+
+    let text = Arc::new("x".repeat(args.size));
+    let t = Instant::now();
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .map(|s| tokio::spawn(calls(port, s, args.calls, text.clone())))
+        .collect();
+    let mut lat = Vec::with_capacity(k * args.calls);
+    for task in tasks {
+        lat.extend(task.await.map_err(|e| e.to_string())??);
+    }
+    let wall = t.elapsed().as_secs_f64();
+    lat.sort();
+    let (cpu, hwm) = mcp_examples::bench::proc_stats(pid).unwrap_or((0.0, 0));
+    let _ = child.kill().await;
+    let idle_total = idle_kb.saturating_sub(base_kb);
+    Ok(json!({
+        "runtime": args.runtime,
+        "reply": if args.json { "json" } else { "sse" },
+        "sessions": k,
+        "calls": lat.len(),
+        "size": args.size,
+        "calls_per_s": (lat.len() as f64 / wall).round(),
+        "p50_ms": (percentile(&lat, 0.50) * 1000.0).round() / 1000.0,
+        "p99_ms": (percentile(&lat, 0.99) * 1000.0).round() / 1000.0,
+        "server_base_rss_kb": base_kb,
+        "server_idle_sessions_kb": idle_total,
+        "server_idle_kb_per_session": ((idle_total as f64 / k as f64) * 10.0).round() / 10.0,
+        "server_idle_connections_kb": conn_kb.saturating_sub(idle_kb),
+        "server_peak_rss_kb": hwm,
+        "server_cpu_s": (cpu * 100.0).round() / 100.0,
+    })
+    .to_string())
+}
+
+/// Lifts the soft limit of open files to the hard limit (1024 sessions need 1024 sockets).
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
