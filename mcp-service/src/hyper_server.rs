@@ -239,3 +239,152 @@ where
         .serve_connection(io, service)
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use futures_util::stream;
+    use http_body_util::{BodyExt, StreamBody};
+    use mcp_proto::Instant;
+    use mcp_proto::http::{EndpointConfig, ResponseMode};
+
+    use super::*;
+    use crate::runtime::{BoxFuture, Clock};
+
+    #[derive(Clone)]
+    struct Tokio {
+        clock: Clock,
+    }
+
+    impl Runtime for Tokio {
+        fn now(&self) -> Instant {
+            self.clock.now()
+        }
+        fn sleep_until(&self, deadline: Instant) -> BoxFuture<()> {
+            let at = tokio::time::Instant::from_std(self.clock.to_std(deadline));
+            Box::pin(tokio::time::sleep_until(at))
+        }
+        fn spawn(&self, fut: BoxFuture<()>) {
+            tokio::spawn(fut);
+        }
+    }
+
+    type Chunks = StreamBody<stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, io::Error>>>>;
+
+    /// A body delivered in the given pieces; `Err` pieces fail the body there.
+    fn chunked(pieces: Vec<Result<&'static [u8], io::ErrorKind>>) -> Chunks {
+        let frames: Vec<_> = pieces
+            .into_iter()
+            .map(|p| match p {
+                Ok(b) => Ok(Frame::data(Bytes::from_static(b))),
+                Err(kind) => Err(io::Error::from(kind)),
+            })
+            .collect();
+        StreamBody::new(stream::iter(frames))
+    }
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        futures_executor::block_on(f)
+    }
+
+    #[test]
+    fn bounded_read_keeps_a_body_within_the_limit_whole() {
+        let body = chunked(vec![Ok(b"{\"a\":"), Ok(b""), Ok(b"1}")]);
+        assert_eq!(block_on(read_bounded(body, 7)).unwrap(), b"{\"a\":1}");
+    }
+
+    #[test]
+    fn bounded_read_stops_one_byte_past_the_limit() {
+        let body = chunked(vec![Ok(b"abc"), Ok(b"defgh"), Err(io::ErrorKind::Other)]);
+        // The failure after the limit is never reached.
+        assert_eq!(block_on(read_bounded(body, 4)).unwrap(), b"abcde");
+        let body = chunked(vec![Ok(b"abcdefgh")]);
+        assert_eq!(block_on(read_bounded(body, 0)).unwrap(), b"a");
+    }
+
+    #[test]
+    fn bounded_read_reports_a_failing_body() {
+        let body = chunked(vec![Ok(b"ab"), Err(io::ErrorKind::ConnectionReset)]);
+        let err = block_on(read_bounded(body, 100)).unwrap_err();
+        let io = err
+            .downcast_ref::<io::Error>()
+            .expect("the body's own error");
+        assert_eq!(io.kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn reply_body_shapes() {
+        let empty = ReplyBody::from(HttpBody::Empty);
+        assert!(empty.is_end_stream());
+        assert_eq!(empty.size_hint().exact(), Some(0));
+        let also_empty = ReplyBody::from(HttpBody::Full(Vec::new()));
+        assert!(also_empty.is_end_stream());
+        let full = ReplyBody::from(HttpBody::Full(b"{}".to_vec()));
+        assert!(!full.is_end_stream());
+        assert_eq!(full.size_hint().exact(), Some(2));
+        let bytes = block_on(full.collect()).unwrap().to_bytes();
+        assert_eq!(&bytes[..], b"{}");
+    }
+
+    fn post(
+        body: impl Body<Data = Bytes, Error = io::Error>,
+    ) -> Request<impl Body<Data = Bytes, Error = io::Error>> {
+        Request::builder()
+            .method("POST")
+            .uri("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .unwrap()
+    }
+
+    const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    #[tokio::test]
+    async fn respond_passes_a_chunked_body_to_the_engine() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone()).response_mode(ResponseMode::Json);
+        let service = HyperService::spawn(&rt, &server, config);
+        let (a, b) = INIT.split_at(INIT.len() / 2);
+        let req = post(chunked(vec![Ok(a), Ok(b)]));
+        let resp = respond(service.handle(), req).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert!(resp.headers().contains_key("mcp-session-id"));
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let reply: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(reply["result"]["protocolVersion"], "2025-06-18");
+    }
+
+    #[tokio::test]
+    async fn respond_refuses_oversize_and_failed_bodies() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone()).max_body_size(16);
+        let service = HyperService::spawn(&rt, &server, config);
+        let resp = respond(service.handle(), post(chunked(vec![Ok(INIT)]))).await;
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let req = post(chunked(vec![Ok(b"{"), Err(io::ErrorKind::UnexpectedEof)]));
+        let resp = respond(service.handle(), req).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn respond_without_an_engine_is_unavailable() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let engine = server.http_service(rt, EndpointConfig::new(server.config().clone()));
+        let service = HyperService::new(engine.handle());
+        drop(engine);
+        let resp = respond(service.handle(), post(chunked(vec![Ok(INIT)]))).await;
+        assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+}
