@@ -1,5 +1,5 @@
 //! Streamable HTTP on hyper, runtime-neutral: the glue between an HTTP server (hyper, or any
-//! tower stack on top of it) and an [`HttpEngine`](crate::http_engine::HttpEngine).
+//! tower stack on top of it) and an [`HttpEngine`].
 //!
 //! - [`respond`] turns one `http::Request` (any [`http_body::Body`]) into the engine's reply:
 //!   it reads the body up to the endpoint's limit (one byte more makes the endpoint answer
