@@ -5,14 +5,14 @@
 # "conformance: N passed, M failed" and the exit code is non-zero on any failure.
 #
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
-# (default "tokio": the runtimes of our server to test).
+# (default "tokio async-std": the runtimes of our server to test; "smol" works too).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-RUNTIMES="${CONFORMANCE_RUNTIMES:-tokio}"
+RUNTIMES="${CONFORMANCE_RUNTIMES:-tokio async-std}"
 
 cd "$HERE"
 stamp="$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)"

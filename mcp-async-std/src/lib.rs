@@ -8,7 +8,7 @@
 //!
 //! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any
 //!   `futures-io` byte stream: async-std or smol sockets, `async_io::Async<UnixStream>`),
-//!   [`serve_tcp`] (an accept loop);
+//!   [`serve_tcp`] (an accept loop), [`serve_http`] (Streamable HTTP on hyper);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
 //!   [`ChildClient`]).
@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod child;
+mod http;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
 mod stdio;
@@ -40,6 +41,7 @@ use async_io::Async;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
 pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
+pub use http::serve_http;
 pub use mcp_proto as proto;
 pub use mcp_service as service;
 pub use mcp_service::{

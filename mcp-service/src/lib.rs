@@ -23,6 +23,7 @@ pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
 pub mod http_engine;
 pub mod hyper_io;
+pub mod hyper_server;
 pub mod telemetry;
 
 pub use connection::{ByteStream, Connection, connection};

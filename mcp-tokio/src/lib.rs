@@ -5,7 +5,9 @@
 //!
 //! - [`TokioRuntime`], the [`Runtime`] of a tokio runtime (clock, timers, spawning);
 //! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any tokio
-//!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop);
+//!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop), [`serve_http`]
+//!   (Streamable HTTP on hyper) and [`McpService`] (the HTTP endpoint as a tower service, to
+//!   mount in axum);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
 //!   [`ChildClient`]).
@@ -19,8 +21,8 @@
 #![deny(missing_docs)]
 
 mod child;
-mod http;
-pub use http::serve_http;
+pub mod http;
+pub use http::{McpService, serve_http};
 mod runtime;
 mod stdio;
 

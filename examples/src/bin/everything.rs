@@ -3,11 +3,15 @@
 //!
 //! ```text
 //! everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]
+//!            [--stateless] [--json-response]
 //! ```
+//!
+//! Over HTTP, `--stateless` serves without sessions (`EndpointConfig::stateless`) and
+//! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]"
+        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H] [--stateless] [--json-response]"
     );
     std::process::exit(2);
 }
@@ -18,6 +22,8 @@ fn main() {
     let mut transport = "stdio".to_owned();
     let mut host = "127.0.0.1".to_owned();
     let mut port: Option<u16> = None;
+    let mut stateless = false;
+    let mut json_response = false;
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -26,6 +32,16 @@ fn main() {
                 .unwrap_or_else(|| usage(&format!("{} needs a value", args[i])))
         };
         match args[i].as_str() {
+            "--stateless" => {
+                stateless = true;
+                i += 1;
+                continue;
+            }
+            "--json-response" => {
+                json_response = true;
+                i += 1;
+                continue;
+            }
             "--runtime" => runtime = value(),
             "--transport" => transport = value(),
             "--host" => host = value(),
@@ -43,15 +59,20 @@ fn main() {
     }
     let server = mcp_examples::everything::server();
     match transport.as_str() {
-        "stdio" => {}
-        "http" => {
-            if runtime != "tokio" {
-                usage(&format!(
-                    "transport \"http\" is not available yet on runtime {runtime:?} (tokio)"
-                ));
+        "stdio" => {
+            if stateless || json_response {
+                usage("--stateless and --json-response apply to --transport http");
             }
+        }
+        "http" => {
             let port = port.unwrap_or_else(|| usage("--transport http needs --port"));
-            let result = serve_http(server, &host, port);
+            let options = HttpOptions {
+                host,
+                port,
+                stateless,
+                json_response,
+            };
+            let result = serve_http(server, &runtime, &options);
             if let Err(e) = result {
                 eprintln!("everything: {e}");
                 std::process::exit(1);
@@ -91,23 +112,75 @@ fn main() {
     std::process::exit(0);
 }
 
-/// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on tokio.
-fn serve_http(server: mcp_service::Server, host: &str, port: u16) -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind((host, port))
-            .await
-            .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let config =
+/// Where and how to serve over HTTP.
+struct HttpOptions {
+    host: String,
+    port: u16,
+    stateless: bool,
+    json_response: bool,
+}
+
+/// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on `runtime`.
+fn serve_http(
+    server: mcp_service::Server,
+    runtime: &str,
+    options: &HttpOptions,
+) -> Result<(), String> {
+    let (host, port) = (options.host.as_str(), options.port);
+    let cannot_listen = |e: std::io::Error| format!("cannot listen on {host}:{port}: {e}");
+    let config = |addr: std::net::SocketAddr| {
+        let mut config =
             mcp_proto::http::EndpointConfig::new(server.config().clone()).bound_to(addr.ip());
-        eprintln!("everything: serving http://{addr}/mcp");
-        mcp_tokio::serve_http(server, listener, config)
-            .await
-            .map_err(|e| e.to_string())
-    })
+        if options.stateless {
+            config = config.stateless(true);
+        }
+        if options.json_response {
+            config = config.response_mode(mcp_proto::http::ResponseMode::Json);
+        }
+        eprintln!("everything: serving http://{addr}/mcp on {runtime}");
+        config
+    };
+    match runtime {
+        "tokio" => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let listener = tokio::net::TcpListener::bind((host, port))
+                    .await
+                    .map_err(cannot_listen)?;
+                let addr = listener.local_addr().map_err(|e| e.to_string())?;
+                let config = config(addr);
+                mcp_tokio::serve_http(server.clone(), listener, config)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }
+        "async-std" | "smol" => {
+            let listener = std::net::TcpListener::bind((host, port)).map_err(cannot_listen)?;
+            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            let config = config(addr);
+            let result = if runtime == "smol" {
+                let rt = mcp_async_std::SmolRuntime::new();
+                async_io::block_on(mcp_async_std::serve_http(
+                    rt,
+                    server.clone(),
+                    listener,
+                    config,
+                ))
+            } else {
+                let rt = mcp_async_std::AsyncStdRuntime::new();
+                async_std::task::block_on(mcp_async_std::serve_http(
+                    rt,
+                    server.clone(),
+                    listener,
+                    config,
+                ))
+            };
+            result.map_err(|e| e.to_string())
+        }
+        other => usage(&format!("unknown runtime {other:?}")),
+    }
 }
