@@ -145,7 +145,21 @@ fn serve(args: &Args) {
                         .map_err(|e| e.to_string())
                 })
             }),
-        other => Err(format!("runtime {other:?} has no HTTP server here")),
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_http(
+            mcp_async_std::AsyncStdRuntime::new(),
+            server,
+            listener,
+            config,
+        ))
+        .map_err(|e| e.to_string()),
+        "smol" => async_io::block_on(mcp_async_std::serve_http(
+            mcp_async_std::SmolRuntime::new(),
+            server,
+            listener,
+            config,
+        ))
+        .map_err(|e| e.to_string()),
+        other => Err(format!("unknown runtime {other:?}")),
     };
     if let Err(e) = result {
         eprintln!("bench-http server: {e}");
