@@ -358,7 +358,12 @@ impl Endpoint {
             ));
         };
         match raw.to_str().ok().and_then(|s| SessionId::parse(s.trim())) {
-            Some(sid) if self.sessions.get(&sid).is_some_and(|e| !e.transient && !e.legacy) => {
+            Some(sid)
+                if self
+                    .sessions
+                    .get(&sid)
+                    .is_some_and(|e| !e.transient && !e.legacy) =>
+            {
                 Ok(sid)
             }
             _ => Err(Refusal::new(
@@ -1003,8 +1008,7 @@ impl Endpoint {
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
         let legacy = self.sessions.get(&sid).is_some_and(|e| e.legacy);
-        if !legacy
-            && (self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly)
+        if !legacy && (self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly)
         {
             return Err(Error::new(
                 ErrorKind::TransportError,

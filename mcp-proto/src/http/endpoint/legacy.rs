@@ -122,8 +122,8 @@ impl Endpoint {
                 None,
             );
         };
-        let Some(sid) = SessionId::parse(raw)
-            .filter(|sid| self.sessions.get(sid).is_some_and(|e| e.legacy))
+        let Some(sid) =
+            SessionId::parse(raw).filter(|sid| self.sessions.get(sid).is_some_and(|e| e.legacy))
         else {
             return rpc_error(
                 StatusCode::NOT_FOUND,
