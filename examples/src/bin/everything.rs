@@ -2,12 +2,15 @@
 //! plus `echo`, a slow cancellable tool with progress (`slow`) and a streaming tool (`stream`).
 //!
 //! ```text
-//! everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]
+//! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H]
 //! ```
+//!
+//! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
+//! POSTed to `/messages`) and Streamable HTTP at `/mcp`, on the same port.
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]"
+        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H]"
     );
     std::process::exit(2);
 }
@@ -58,8 +61,21 @@ fn main() {
             }
             std::process::exit(0);
         }
+        "sse" => {
+            if runtime != "tokio" {
+                usage(&format!(
+                    "transport \"sse\" is not available yet on runtime {runtime:?} (tokio)"
+                ));
+            }
+            let port = port.unwrap_or_else(|| usage("--transport sse needs --port"));
+            if let Err(e) = serve_sse(server, &host, port) {
+                eprintln!("everything: {e}");
+                std::process::exit(1);
+            }
+            std::process::exit(0);
+        }
         other => usage(&format!(
-            "transport {other:?} is not available yet (stdio, http)"
+            "transport {other:?} is not available yet (stdio, http, sse)"
         )),
     }
     let result = match runtime.as_str() {
@@ -106,6 +122,33 @@ fn serve_http(server: mcp_service::Server, host: &str, port: u16) -> Result<(), 
         let config =
             mcp_proto::http::EndpointConfig::new(server.config().clone()).bound_to(addr.ip());
         eprintln!("everything: serving http://{addr}/mcp");
+        mcp_tokio::serve_http(server, listener, config)
+            .await
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Serves `server` on tokio over the legacy HTTP+SSE transport at `http://HOST:PORT/sse`
+/// (messages to `/messages`) and over Streamable HTTP at `/mcp`, on one port.
+fn serve_sse(server: mcp_service::Server, host: &str, port: u16) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind((host, port))
+            .await
+            .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let legacy = mcp_proto::http::LegacySse::default();
+        eprintln!(
+            "everything: serving http://{addr}{} (legacy SSE, messages to {}) and http://{addr}/mcp",
+            legacy.sse_path, legacy.messages_path
+        );
+        let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+            .bound_to(addr.ip())
+            .legacy_sse(Some(legacy));
         mcp_tokio::serve_http(server, listener, config)
             .await
             .map_err(|e| e.to_string())
