@@ -209,6 +209,8 @@ struct Classified {
 }
 
 /// The Streamable HTTP endpoint (legacy form: 2025-03-26, 2025-06-18, 2025-11-25).
+/// With [`EndpointConfig::legacy_sse`] set it also serves the HTTP+SSE transport of 2024-11-05
+/// (see the [module documentation](super)).
 ///
 /// Drive it like every state machine of this crate — mutate, then drain until idle:
 ///
