@@ -2,6 +2,8 @@
 # Interoperability walks between this workspace and the official MCP SDKs:
 #
 #   ts-client.mjs   official TypeScript SDK client  -> our `everything` server (tokio, async-std)
+#                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
+#                   legacy HTTP+SSE at /sse on one port, tokio)
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
 #
@@ -118,6 +120,44 @@ for rt in $RUNTIMES; do
 done
 walk "interop-client (mcp-rs) -> @modelcontextprotocol/server-everything" \
     "$BIN/interop-client" -- node "$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio
+
+# ------------------------------------------ TypeScript SDK client -> our server over HTTP
+# Per runtime, one `everything --transport sse` on a port the OS picks, announced on its stderr:
+# the official client walks it over Streamable HTTP (/mcp) and over legacy HTTP+SSE (/sse).
+for rt in $RUNTIMES; do
+    http_log="$(mktemp)"
+    "$BIN/everything" --runtime "$rt" --transport sse --host 127.0.0.1 --port 0 2>"$http_log" &
+    http_pid=$!
+    stop_http_server() {
+        kill "$http_pid" 2>/dev/null || true
+        wait "$http_pid" 2>/dev/null || true
+        rm -f "$http_log"
+    }
+    trap stop_http_server EXIT
+    http_base=""
+    for _ in $(seq 1 300); do
+        http_base="$(grep -oE 'http://[0-9.]+:[0-9]+' "$http_log" | head -n 1 || true)"
+        [ -n "$http_base" ] && break
+        kill -0 "$http_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -n "$http_base" ]; then
+        echo
+        echo "== everything --runtime $rt --transport sse listening at $http_base"
+        walk "ts-client (TypeScript SDK, Streamable HTTP) -> everything ($rt) over Streamable HTTP, /mcp" \
+            node ts-client.mjs --url "$http_base/mcp"
+        walk "ts-client (TypeScript SDK, legacy HTTP+SSE) -> everything ($rt) over legacy SSE, /sse" \
+            node ts-client.mjs --sse-url "$http_base/sse"
+    else
+        echo
+        echo "FAIL everything --transport sse did not start:"
+        cat "$http_log"
+        total_failed=$((total_failed + 2))
+        results+=("FAIL  ts-client over HTTP ($rt): the server did not start")
+    fi
+    stop_http_server
+    trap - EXIT
+done
 
 echo
 echo "== summary"

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// Walks our `everything` server with the official TypeScript SDK client.
+// Walks our `everything` server with the official TypeScript SDK client, over stdio, Streamable
+// HTTP or the legacy HTTP+SSE transport:
 //
 //   node ts-client.mjs -- ../target/debug/everything --runtime tokio --transport stdio
+//   node ts-client.mjs --url http://127.0.0.1:PORT/mcp       (StreamableHTTPClientTransport)
+//   node ts-client.mjs --sse-url http://127.0.0.1:PORT/sse   (SSEClientTransport)
 //
 // Prints one line per check ("ok"/"FAIL"), then "N passed, M failed"; exits 1 on any failure.
 // The expected values are the fixtures of examples/src/everything.rs (the MCP conformance
@@ -10,6 +13,8 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import {
     CreateMessageRequestSchema,
     ElicitRequestSchema,
@@ -19,12 +24,32 @@ import {
     LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
 
-const sep = process.argv.indexOf('--');
-const serverArgv = sep >= 0 ? process.argv.slice(sep + 1) : process.argv.slice(2);
-if (serverArgv.length === 0) {
-    console.error('usage: node ts-client.mjs -- <server command> [args...]');
+const USAGE = 'usage: node ts-client.mjs -- <server command> [args...]\n'
+    + '       node ts-client.mjs --url <Streamable HTTP URL>\n'
+    + '       node ts-client.mjs --sse-url <legacy HTTP+SSE URL>';
+function usage(msg) {
+    console.error(msg ? `ts-client: ${msg}\n${USAGE}` : USAGE);
     process.exit(2);
 }
+// What to connect to: { kind: 'stdio', argv } | { kind: 'http' | 'sse', url }.
+function parseTarget(argv) {
+    const flag = argv[0];
+    if (flag === '--url' || flag === '--sse-url') {
+        if (argv.length !== 2) usage(`${flag} takes exactly one URL`);
+        let url;
+        try {
+            url = new URL(argv[1]);
+        } catch {
+            usage(`not a URL: ${argv[1]}`);
+        }
+        return { kind: flag === '--url' ? 'http' : 'sse', url };
+    }
+    const sep = argv.indexOf('--');
+    const serverArgv = sep >= 0 ? argv.slice(sep + 1) : argv;
+    if (serverArgv.length === 0) usage();
+    return { kind: 'stdio', argv: serverArgv };
+}
+const target = parseTarget(process.argv.slice(2));
 const label = process.env.INTEROP_LABEL ? `[${process.env.INTEROP_LABEL}] ` : '';
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -135,12 +160,26 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
 let roots = [{ uri: 'file:///tmp/ts-root', name: 'ts-root' }];
 client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
 
-const [command, ...args] = serverArgv;
-const transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
-// The client hands the negotiated version to transports that want it (HTTP); catch it here.
+function makeTransport() {
+    switch (target.kind) {
+        case 'http':
+            return new StreamableHTTPClientTransport(target.url);
+        case 'sse':
+            return new SSEClientTransport(target.url);
+        default: {
+            const [command, ...args] = target.argv;
+            return new StdioClientTransport({ command, args, stderr: 'inherit' });
+        }
+    }
+}
+const transport = makeTransport();
+// The client hands the negotiated version to transports that want it (HTTP: the
+// MCP-Protocol-Version header); note it here and pass it on.
 let negotiatedVersion;
+const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (v) => {
     negotiatedVersion = v;
+    setProtocolVersion?.(v);
 };
 
 async function main() {

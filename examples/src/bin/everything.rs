@@ -2,16 +2,19 @@
 //! plus `echo`, a slow cancellable tool with progress (`slow`) and a streaming tool (`stream`).
 //!
 //! ```text
-//! everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H]
+//! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H]
 //!            [--stateless] [--json-response]
 //! ```
 //!
 //! Over HTTP, `--stateless` serves without sessions (`EndpointConfig::stateless`) and
 //! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
+//! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
+//! POSTed to `/messages`) and Streamable HTTP at `/mcp`, on the same port.
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "everything: {msg}\nusage: everything [--runtime tokio|async-std|smol] [--transport stdio|http] [--port P] [--host H] [--stateless] [--json-response]"
+        "everything: {msg}
+usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H] [--stateless] [--json-response]"
     );
     std::process::exit(2);
 }
@@ -64,13 +67,15 @@ fn main() {
                 usage("--stateless and --json-response apply to --transport http");
             }
         }
-        "http" => {
-            let port = port.unwrap_or_else(|| usage("--transport http needs --port"));
+        "http" | "sse" => {
+            let port =
+                port.unwrap_or_else(|| usage(&format!("--transport {transport} needs --port")));
             let options = HttpOptions {
                 host,
                 port,
                 stateless,
                 json_response,
+                legacy_sse: transport == "sse",
             };
             let result = serve_http(server, &runtime, &options);
             if let Err(e) = result {
@@ -80,7 +85,7 @@ fn main() {
             std::process::exit(0);
         }
         other => usage(&format!(
-            "transport {other:?} is not available yet (stdio, http)"
+            "transport {other:?} is not available yet (stdio, http, sse)"
         )),
     }
     let result = match runtime.as_str() {
@@ -118,9 +123,12 @@ struct HttpOptions {
     port: u16,
     stateless: bool,
     json_response: bool,
+    /// Also serve the legacy HTTP+SSE transport at `/sse` (`--transport sse`).
+    legacy_sse: bool,
 }
 
-/// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on `runtime`.
+/// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on `runtime` (and over
+/// legacy HTTP+SSE at `/sse` when asked).
 fn serve_http(
     server: mcp_service::Server,
     runtime: &str,
@@ -137,7 +145,16 @@ fn serve_http(
         if options.json_response {
             config = config.response_mode(mcp_proto::http::ResponseMode::Json);
         }
-        eprintln!("everything: serving http://{addr}/mcp on {runtime}");
+        if options.legacy_sse {
+            let legacy = mcp_proto::http::LegacySse::default();
+            eprintln!(
+                "everything: serving http://{addr}{} (legacy SSE, messages to {}) and http://{addr}/mcp on {runtime}",
+                legacy.sse_path, legacy.messages_path
+            );
+            config = config.legacy_sse(Some(legacy));
+        } else {
+            eprintln!("everything: serving http://{addr}/mcp on {runtime}");
+        }
         config
     };
     match runtime {

@@ -46,6 +46,38 @@ pub enum AllowList {
     Only(Vec<String>),
 }
 
+/// The two paths of the legacy HTTP+SSE transport (protocol version 2024-11-05), served
+/// beside Streamable HTTP when set with [`EndpointConfig::legacy_sse`].
+///
+/// `GET <sse_path>` opens a session and its one SSE stream, whose first event (`endpoint`)
+/// announces `<messages_path>?sessionId=<id>`; the client POSTs its messages there and gets
+/// every reply on the stream. Both paths must differ from [`EndpointConfig::path`] (which
+/// takes precedence); they may equal each other (GET opens, POST sends).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LegacySse {
+    /// The path a GET opens a session's SSE stream at (e.g. `/sse`).
+    pub sse_path: String,
+    /// The path messages are POSTed to (e.g. `/messages`), with `?sessionId=<id>`.
+    pub messages_path: String,
+}
+
+impl LegacySse {
+    /// The legacy transport at `sse_path` (GET) and `messages_path` (POST).
+    pub fn new(sse_path: impl Into<String>, messages_path: impl Into<String>) -> Self {
+        LegacySse {
+            sse_path: sse_path.into(),
+            messages_path: messages_path.into(),
+        }
+    }
+}
+
+impl Default for LegacySse {
+    /// `/sse` and `/messages`, the paths of the TypeScript and Python SDKs' examples.
+    fn default() -> Self {
+        LegacySse::new("/sse", "/messages")
+    }
+}
+
 /// Makes the event store of each new session (called once per session).
 pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
 
@@ -79,13 +111,17 @@ pub struct EndpointConfig {
     /// A session with no open stream and no request for this long expires.
     pub idle_timeout: Duration,
     /// A session that has not completed its handshake (no `notifications/initialized`) and has
-    /// no open stream expires after this long.
+    /// no open stream expires after this long (a legacy SSE session even with its stream open).
     pub handshake_timeout: Duration,
     /// The reconnection time sent with the priming event of new SSE streams (2025-11-25).
     pub sse_retry: Option<Duration>,
     /// Makes each session's event store; `None` disables resumability (no event ids, no
     /// priming, `Last-Event-ID` ignored).
     pub event_store: Option<EventStoreFactory>,
+    /// The legacy HTTP+SSE transport (2024-11-05), off by default. Its sessions are always
+    /// stateful (whatever [`stateless`](Self::stateless) says), never resumable, and subject to
+    /// the same `Host`/`Origin` checks, body limit and session bound.
+    pub legacy_sse: Option<LegacySse>,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -106,6 +142,7 @@ impl fmt::Debug for EndpointConfig {
             .field("handshake_timeout", &self.handshake_timeout)
             .field("sse_retry", &self.sse_retry)
             .field("event_store", &self.event_store.is_some())
+            .field("legacy_sse", &self.legacy_sse)
             .finish()
     }
 }
@@ -142,6 +179,7 @@ impl EndpointConfig {
                 DEFAULT_STORE_EVENTS,
                 DEFAULT_STORE_BYTES,
             )),
+            legacy_sse: None,
         }
     }
 
@@ -247,6 +285,14 @@ impl EndpointConfig {
     /// Uses event stores made by `factory` (one per session).
     pub fn event_store(mut self, factory: EventStoreFactory) -> Self {
         self.event_store = Some(factory);
+        self
+    }
+
+    /// Serves (or, with `None`, stops serving) the legacy HTTP+SSE transport at these paths,
+    /// beside Streamable HTTP: `.legacy_sse(Some(LegacySse::default()))` for `/sse` and
+    /// `/messages`.
+    pub fn legacy_sse(mut self, paths: Option<LegacySse>) -> Self {
+        self.legacy_sse = paths;
         self
     }
 

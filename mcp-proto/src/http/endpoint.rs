@@ -35,6 +35,8 @@ use crate::session::{Event, MessageKind, RequestOptions, Session, State, Transmi
 use crate::time::{Duration, Instant};
 use crate::version::ProtocolVersion;
 
+mod legacy;
+
 /// JSON-RPC code of transport-level HTTP errors (implementation-defined server error range).
 const TRANSPORT_ERROR: i64 = -32000;
 
@@ -71,7 +73,8 @@ pub struct Stats {
     pub sessions_expired: u64,
     /// Sessions ended by DELETE.
     pub sessions_deleted: u64,
-    /// Sessions ended otherwise (closed by the application, stateless POSTs done).
+    /// Sessions ended otherwise (closed by the application, stateless POSTs done, legacy SSE
+    /// streams closed).
     pub sessions_closed: u64,
     /// Server messages that had no stream to travel on (and no event store to wait in).
     pub messages_dropped: u64,
@@ -132,6 +135,9 @@ struct Entry {
     session: Session,
     /// A stateless session, ended with its POST.
     transient: bool,
+    /// A legacy HTTP+SSE session: one stream (its `standalone`) carries everything, and the
+    /// session ends when that stream does.
+    legacy: bool,
     store: Option<Box<dyn EventStore>>,
     streams: BTreeMap<u64, Logical>,
     next_logical: u64,
@@ -153,6 +159,7 @@ impl Entry {
         Entry {
             session,
             transient,
+            legacy: false,
             store,
             streams: BTreeMap::new(),
             next_logical: 1,
@@ -202,6 +209,8 @@ struct Classified {
 }
 
 /// The Streamable HTTP endpoint (legacy form: 2025-03-26, 2025-06-18, 2025-11-25).
+/// With [`EndpointConfig::legacy_sse`] set it also serves the HTTP+SSE transport of 2024-11-05
+/// (see the [module documentation](super)).
 ///
 /// Drive it like every state machine of this crate — mutate, then drain until idle:
 ///
@@ -299,6 +308,9 @@ impl Endpoint {
             );
         }
         if parts.uri.path() != self.config.path {
+            if self.is_legacy_path(parts.uri.path()) {
+                return self.legacy_request(now, parts, body, random);
+            }
             return plain(StatusCode::NOT_FOUND, Body::Empty);
         }
         match parts.method {
@@ -348,7 +360,14 @@ impl Endpoint {
             ));
         };
         match raw.to_str().ok().and_then(|s| SessionId::parse(s.trim())) {
-            Some(sid) if self.sessions.get(&sid).is_some_and(|e| !e.transient) => Ok(sid),
+            Some(sid)
+                if self
+                    .sessions
+                    .get(&sid)
+                    .is_some_and(|e| !e.transient && !e.legacy) =>
+            {
+                Ok(sid)
+            }
             _ => Err(Refusal::new(
                 StatusCode::NOT_FOUND,
                 TRANSPORT_ERROR,
@@ -990,7 +1009,9 @@ impl Endpoint {
         params: Option<Box<RawValue>>,
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
-        if self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly {
+        let legacy = self.sessions.get(&sid).is_some_and(|e| e.legacy);
+        if !legacy && (self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly)
+        {
             return Err(Error::new(
                 ErrorKind::TransportError,
                 "server-to-client requests need a stateful endpoint with SSE",
@@ -1050,12 +1071,22 @@ impl Endpoint {
     }
 
     fn expiry(&self, entry: &Entry) -> Option<Instant> {
-        if entry.transient || entry.attached() {
+        if entry.transient {
             return None;
         }
-        let after = match entry.session.state() {
-            State::AwaitingInit | State::Initializing => self.config.handshake_timeout,
-            _ => self.config.idle_timeout,
+        let handshaking = matches!(
+            entry.session.state(),
+            State::AwaitingInit | State::Initializing
+        );
+        // A legacy session is opened by a bare GET, before any handshake: it gets the
+        // handshake's time even while its stream is open.
+        if entry.attached() && !(entry.legacy && handshaking) {
+            return None;
+        }
+        let after = if handshaking {
+            self.config.handshake_timeout
+        } else {
+            self.config.idle_timeout
         };
         Some(entry.last_activity + after)
     }
@@ -1122,6 +1153,12 @@ impl Endpoint {
                 entry.session.close(now);
                 moved = true;
             }
+            if entry.legacy && !entry.attached() && !entry.session.is_closed() {
+                // The legacy stream is gone (client away, or cut for being slow): nothing can
+                // reach the client any more, so the session ends.
+                entry.session.handle_closed(now, None);
+                moved = true;
+            }
             if !moved {
                 break;
             }
@@ -1168,6 +1205,12 @@ impl Endpoint {
                 .and_then(|id| entry.routes.get(id).copied())
                 .filter(|l| entry.streams.get(l).is_some_and(|s| !s.is_json()))
                 .or(entry.standalone),
+        };
+        // A legacy session has one stream for everything (answers whose route is gone too).
+        let target = if entry.legacy {
+            target.or(entry.standalone)
+        } else {
+            target
         };
         self.deliver(entry, target, bytes);
     }

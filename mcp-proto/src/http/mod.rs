@@ -1,5 +1,6 @@
-//! Streamable HTTP without IO (feature `std`): the [`Endpoint`] that turns HTTP requests into
-//! session input and session output into HTTP replies and SSE streams.
+//! Streamable HTTP (and the legacy HTTP+SSE transport) without IO (feature `std`): the
+//! [`Endpoint`] that turns HTTP requests into session input and session output into HTTP
+//! replies and SSE streams.
 //!
 //! This module owns the policy of the MCP Streamable HTTP transport in its legacy form
 //! (2025-03-26, 2025-06-18, 2025-11-25): which status for which request, the `MCP-Session-Id`
@@ -65,6 +66,15 @@
 //!   session id on a non-`initialize`), 404 (unknown or ended session), 400
 //!   (`MCP-Protocol-Version`); GET 405 when disabled, 406, 400/404, 400, 409; DELETE 405 when
 //!   disabled, 400/404, 400, then 204.
+//! - **Legacy HTTP+SSE** (2024-11-05), opt-in with
+//!   [`EndpointConfig::legacy_sse`]: `GET /sse` opens a session and its one SSE stream, which
+//!   starts with `event: endpoint` / `data: /messages?sessionId=<id>`; the client POSTs each
+//!   message there (202) and every server message of the session is an `event: message` on
+//!   that stream. No event ids, no resumption, no `MCP-*` headers; the session ends with its
+//!   stream, and one that has not completed its handshake expires after
+//!   [`handshake_timeout`](EndpointConfig::handshake_timeout) even with its stream open. The
+//!   `Host`/`Origin` checks, body limit and session bound are shared with Streamable HTTP, and
+//!   the application sees the same [`SessionEvent`]s.
 
 mod config;
 mod endpoint;
@@ -75,7 +85,7 @@ mod session_id;
 
 pub use config::{
     AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, EndpointConfig, EventStoreFactory,
-    ResponseMode,
+    LegacySse, ResponseMode,
 };
 pub use endpoint::{Endpoint, SessionEvent, Stats};
 pub use event_store::{EventStore, MemoryEventStore};
