@@ -952,3 +952,743 @@ fn split_scope(s: Option<&str>) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{OAuthClient, OAuthConfig, ScopePolicy};
+    use super::*;
+    use crate::oauth::pkce::s256;
+    use crate::oauth::store::MemoryTokenStore;
+    use serde_json::{Value, json};
+
+    const MCP: &str = "http://rs.test/mcp";
+    const REDIRECT: &str = "http://localhost:3000/callback";
+
+    fn now() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+    }
+
+    fn entropy() -> Entropy {
+        Entropy::from_bytes([7; 48])
+    }
+
+    fn reply(status: u16, body: Value) -> Response<Vec<u8>> {
+        let mut r = Response::new(body.to_string().into_bytes());
+        *r.status_mut() = StatusCode::from_u16(status).unwrap();
+        r
+    }
+
+    fn not_found() -> Response<Vec<u8>> {
+        reply(404, json!({"error": "not_found"}))
+    }
+
+    fn as_metadata(issuer: &str) -> Value {
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/register"),
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "none"],
+        })
+    }
+
+    /// Follows the redirect an approving authorization server would send, echoing `state`.
+    fn approve(req: &Request<Vec<u8>>) -> Response<Vec<u8>> {
+        let url = Url::parse(&req.uri().to_string()).unwrap();
+        let state = url.query_pairs().find(|(k, _)| k == "state").unwrap().1;
+        let mut r = Response::new(Vec::new());
+        *r.status_mut() = StatusCode::FOUND;
+        r.headers_mut().insert(
+            header::LOCATION,
+            format!("{REDIRECT}?code=the-code&state={state}")
+                .parse()
+                .unwrap(),
+        );
+        r
+    }
+
+    fn query(req: &Request<Vec<u8>>) -> Vec<(String, String)> {
+        Url::parse(&req.uri().to_string())
+            .unwrap()
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    fn form(req: &Request<Vec<u8>>) -> Vec<(String, String)> {
+        form_urlencoded::parse(req.body())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    fn get<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Runs `flow` against `serve` (which sees every request); returns the requests made (method
+    /// and URL) and the outcome.
+    fn drive(
+        flow: &mut AuthFlow,
+        mut serve: impl FnMut(&Request<Vec<u8>>) -> Response<Vec<u8>>,
+    ) -> (Vec<String>, Result<String, OAuthError>) {
+        let mut seen = Vec::new();
+        for _ in 0..32 {
+            let step = match flow.step() {
+                Ok(s) => s,
+                Err(e) => return (seen, Err(e)),
+            };
+            let req = match step {
+                Step::Send(r) | Step::Authorize(r) => r,
+                Step::Done(t) => return (seen, Ok(t)),
+            };
+            seen.push(format!("{} {}", req.method(), req.uri()));
+            let resp = serve(&req);
+            if let Err(e) = flow.handle_response(now(), resp) {
+                return (seen, Err(e));
+            }
+        }
+        panic!("flow did not finish: {seen:?}");
+    }
+
+    /// A well-behaved resource + authorization server pair on `rs.test` / `as.test`.
+    fn good_servers(req: &Request<Vec<u8>>) -> Response<Vec<u8>> {
+        let uri = req.uri().to_string();
+        let path = req.uri().path();
+        match (req.uri().host(), path) {
+            (Some("rs.test"), "/.well-known/oauth-protected-resource/mcp") => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://as.test"], "scopes_supported": ["a", "b"]}),
+            ),
+            (Some("as.test"), "/.well-known/oauth-authorization-server") => {
+                reply(200, as_metadata("http://as.test"))
+            }
+            (Some("as.test"), "/register") => reply(
+                201,
+                json!({"client_id": "dyn-id", "client_secret": "dyn-secret"}),
+            ),
+            (Some("as.test"), "/authorize") => approve(req),
+            (Some("as.test"), "/token") => reply(
+                200,
+                json!({"access_token": "at-1", "token_type": "bearer", "expires_in": 60, "refresh_token": "rt-1"}),
+            ),
+            _ => panic!("unexpected request {uri}"),
+        }
+    }
+
+    fn client() -> OAuthClient {
+        OAuthClient::new(OAuthConfig::new("test", REDIRECT))
+    }
+
+    #[test]
+    fn full_flow_discovers_registers_and_exchanges_with_pkce() {
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut auth_query = Vec::new();
+        let mut token_form = Vec::new();
+        let mut registration = Value::Null;
+        let (seen, out) = drive(&mut flow, |req| {
+            match req.uri().path() {
+                "/authorize" => auth_query = query(req),
+                "/token" => token_form = form(req),
+                "/register" => registration = serde_json::from_slice(req.body()).unwrap(),
+                _ => {}
+            }
+            good_servers(req)
+        });
+        assert_eq!(out.unwrap(), "at-1");
+        assert_eq!(
+            seen[..3],
+            [
+                "GET http://rs.test/.well-known/oauth-protected-resource/mcp",
+                "GET http://as.test/.well-known/oauth-authorization-server",
+                "POST http://as.test/register",
+            ]
+        );
+        assert_eq!(seen.len(), 5);
+        // Registration asks for the server's first implemented method.
+        assert_eq!(
+            registration["token_endpoint_auth_method"],
+            "client_secret_post"
+        );
+        assert_eq!(registration["redirect_uris"], json!([REDIRECT]));
+        // Authorization request: PKCE S256, state, resource, scope from scopes_supported.
+        assert_eq!(get(&auth_query, "code_challenge_method"), Some("S256"));
+        assert_eq!(get(&auth_query, "client_id"), Some("dyn-id"));
+        assert_eq!(get(&auth_query, "resource"), Some(MCP));
+        assert_eq!(get(&auth_query, "scope"), Some("a b"));
+        assert_eq!(get(&auth_query, "state").map(str::len), Some(22));
+        // Token request: the verifier matches the challenge; resource repeated; post auth.
+        let verifier = get(&token_form, "code_verifier").unwrap();
+        assert_eq!(
+            Some(s256(verifier).as_str()),
+            get(&auth_query, "code_challenge")
+        );
+        assert_eq!(get(&token_form, "code"), Some("the-code"));
+        assert_eq!(get(&token_form, "resource"), Some(MCP));
+        assert_eq!(get(&token_form, "client_secret"), Some("dyn-secret"));
+        // Kept: tokens with expiry, the client registration.
+        let a = oauth.authorization(MCP).unwrap();
+        assert_eq!(a.tokens.expires_at, Some(now() + Duration::from_secs(60)));
+        assert_eq!(a.client.auth_method, TokenEndpointAuth::ClientSecretPost);
+        assert_eq!(oauth.access_token(MCP, now()).as_deref(), Some("at-1"));
+        assert_eq!(
+            oauth.access_token(MCP, now() + Duration::from_secs(60)),
+            None
+        );
+    }
+
+    #[test]
+    fn challenge_resource_metadata_first_then_well_known() {
+        let challenge =
+            Challenge::parse(r#"Bearer resource_metadata="http://rs.test/custom.json", scope="x""#)
+                .unwrap();
+        let mut flow = client().authorize(MCP, &challenge, &entropy()).unwrap();
+        let mut scope = None;
+        let (seen, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/custom.json" {
+                return not_found();
+            }
+            if req.uri().path() == "/authorize" {
+                scope = get(&query(req), "scope").map(str::to_owned);
+            }
+            good_servers(req)
+        });
+        out.unwrap();
+        assert_eq!(seen[0], "GET http://rs.test/custom.json");
+        assert_eq!(
+            seen[1],
+            "GET http://rs.test/.well-known/oauth-protected-resource/mcp"
+        );
+        // The challenge's scope wins over scopes_supported.
+        assert_eq!(scope.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn path_issuer_metadata_order_and_exhaustion() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/.well-known/oauth-protected-resource/mcp" => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://as.test/tenant1/"]}),
+            ),
+            _ => not_found(),
+        });
+        assert_eq!(
+            seen[1..],
+            [
+                "GET http://as.test/.well-known/oauth-authorization-server/tenant1",
+                "GET http://as.test/.well-known/openid-configuration/tenant1",
+                "GET http://as.test/tenant1/.well-known/openid-configuration",
+            ]
+        );
+        assert!(
+            matches!(out, Err(OAuthError::NoAuthorizationServerMetadata { .. })),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn without_any_metadata_falls_back_to_2025_03_26_defaults() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut auth = Vec::new();
+        let (seen, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/register" => reply(201, json!({"client_id": "c", "client_secret": "s"})),
+            "/authorize" => {
+                auth = query(req);
+                approve(req)
+            }
+            "/token" => {
+                // No metadata: the default for a secret is client_secret_basic.
+                let basic = req.headers().get(header::AUTHORIZATION).unwrap();
+                assert_eq!(basic, &format!("Basic {}", STANDARD.encode("c:s")));
+                reply(200, json!({"access_token": "t", "token_type": "Bearer"}))
+            }
+            _ => not_found(),
+        });
+        assert_eq!(out.unwrap(), "t");
+        assert_eq!(
+            seen[..7],
+            [
+                "GET http://rs.test/.well-known/oauth-protected-resource/mcp",
+                "GET http://rs.test/.well-known/oauth-protected-resource",
+                "GET http://rs.test/.well-known/oauth-authorization-server",
+                "GET http://rs.test/.well-known/openid-configuration",
+                "POST http://rs.test/register",
+                seen[5].as_str(),
+                "POST http://rs.test/token",
+            ]
+        );
+        assert!(seen[5].starts_with("GET http://rs.test/authorize?"));
+        assert_eq!(get(&auth, "resource"), Some(MCP));
+        assert_eq!(get(&auth, "scope"), None);
+    }
+
+    #[test]
+    fn legacy_metadata_at_origin_root() {
+        let mut flow = client()
+            .authorize("http://rs.test/deep/mcp", &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/.well-known/oauth-authorization-server" => {
+                // Issuer and endpoints under a prefix: not checked against the origin in legacy mode.
+                reply(200, as_metadata("http://rs.test/oauth"))
+            }
+            "/oauth/register" => reply(201, json!({"client_id": "c"})),
+            "/oauth/authorize" => approve(req),
+            "/oauth/token" => reply(200, json!({"access_token": "t", "token_type": "Bearer"})),
+            _ => not_found(),
+        });
+        assert_eq!(out.unwrap(), "t");
+        assert_eq!(
+            seen[2],
+            "GET http://rs.test/.well-known/oauth-authorization-server"
+        );
+    }
+
+    fn metadata_error(prm: Value, asm: Value) -> OAuthError {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/.well-known/oauth-protected-resource/mcp" => reply(200, prm.clone()),
+            "/.well-known/oauth-authorization-server" => reply(200, asm.clone()),
+            _ => not_found(),
+        });
+        out.unwrap_err()
+    }
+
+    #[test]
+    fn metadata_errors_are_specific() {
+        let prm = json!({"resource": MCP, "authorization_servers": ["http://as.test"]});
+        let mut no_pkce = as_metadata("http://as.test");
+        no_pkce["code_challenge_methods_supported"] = json!(["plain"]);
+        assert!(matches!(
+            metadata_error(prm.clone(), no_pkce),
+            OAuthError::PkceNotSupported { .. }
+        ));
+        assert!(matches!(
+            metadata_error(prm.clone(), as_metadata("http://evil.test")),
+            OAuthError::IssuerMismatch { .. }
+        ));
+        assert!(matches!(
+            metadata_error(prm.clone(), json!({"issuer": "http://as.test"})),
+            OAuthError::InvalidResponse {
+                what: "authorization server metadata",
+                ..
+            }
+        ));
+        assert!(matches!(
+            metadata_error(
+                json!({"resource": "http://other.test/mcp", "authorization_servers": ["http://as.test"]}),
+                Value::Null
+            ),
+            OAuthError::ResourceMismatch { .. }
+        ));
+        assert!(matches!(
+            metadata_error(
+                json!({"resource": MCP, "authorization_servers": []}),
+                Value::Null
+            ),
+            OAuthError::InvalidResponse {
+                what: "protected resource metadata",
+                ..
+            }
+        ));
+        assert!(matches!(
+            metadata_error(json!([1, 2]), Value::Null),
+            OAuthError::InvalidResponse {
+                what: "protected resource metadata",
+                ..
+            }
+        ));
+        let mut no_reg = as_metadata("http://as.test");
+        no_reg
+            .as_object_mut()
+            .unwrap()
+            .remove("registration_endpoint");
+        assert!(matches!(
+            metadata_error(prm, no_reg),
+            OAuthError::NoClientRegistration { .. }
+        ));
+    }
+
+    #[test]
+    fn server_error_on_metadata_stops() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |_| reply(503, json!({})));
+        let e = out.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                OAuthError::Http {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // The flow stays failed with the same error.
+        assert_eq!(flow.step().unwrap_err(), e);
+        assert_eq!(
+            flow.handle_response(now(), not_found()).unwrap_err(),
+            OAuthError::NotWaiting
+        );
+    }
+
+    #[test]
+    fn cimd_used_when_supported_and_pre_registration_skips_dcr() {
+        let cimd = "https://client.example/metadata.json";
+        let oauth = OAuthClient::new(OAuthConfig::new("t", REDIRECT).client_metadata_url(cimd));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut client_id = None;
+        let mut token_form = Vec::new();
+        let (seen, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/.well-known/oauth-authorization-server" => {
+                let mut m = as_metadata("http://as.test");
+                m["client_id_metadata_document_supported"] = json!(true);
+                reply(200, m)
+            }
+            "/authorize" => {
+                client_id = get(&query(req), "client_id").map(str::to_owned);
+                approve(req)
+            }
+            "/token" => {
+                token_form = form(req);
+                good_servers(req)
+            }
+            _ => good_servers(req),
+        });
+        out.unwrap();
+        assert!(!seen.iter().any(|s| s.contains("/register")));
+        assert_eq!(client_id.as_deref(), Some(cimd));
+        assert_eq!(get(&token_form, "client_id"), Some(cimd));
+        assert_eq!(get(&token_form, "client_secret"), None);
+
+        let oauth = OAuthClient::new(
+            OAuthConfig::new("t", REDIRECT).pre_registered("pre", Some("s&cret".into())),
+        );
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/token" {
+                // The server lists client_secret_post first of what this client implements.
+                assert_eq!(get(&form(req), "client_secret"), Some("s&cret"));
+                assert!(req.headers().get(header::AUTHORIZATION).is_none());
+            }
+            good_servers(req)
+        });
+        out.unwrap();
+        assert!(!seen.iter().any(|s| s.contains("/register")));
+    }
+
+    #[test]
+    fn basic_auth_form_encodes_credentials() {
+        let oauth = OAuthClient::new(
+            OAuthConfig::new("t", REDIRECT)
+                .pre_registered("id:1", Some("p w".into()))
+                .token_endpoint_auth(TokenEndpointAuth::ClientSecretBasic),
+        );
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/token" {
+                let h = req.headers().get(header::AUTHORIZATION).unwrap();
+                assert_eq!(h, &format!("Basic {}", STANDARD.encode("id%3A1:p+w")));
+                assert_eq!(get(&form(req), "client_id"), None);
+            }
+            good_servers(req)
+        });
+        out.unwrap();
+    }
+
+    #[test]
+    fn registered_client_is_reused_and_refresh_comes_first() {
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        drive(&mut flow, good_servers).1.unwrap();
+        // A 401 later: the kept refresh token is used first.
+        let challenge = Challenge::parse("Bearer error=\"invalid_token\"").unwrap();
+        let mut flow = oauth.authorize(MCP, &challenge, &entropy()).unwrap();
+        let (seen, out) = drive(&mut flow, |req| {
+            let f = form(req);
+            assert_eq!(get(&f, "grant_type"), Some("refresh_token"));
+            assert_eq!(get(&f, "refresh_token"), Some("rt-1"));
+            assert_eq!(get(&f, "resource"), Some(MCP));
+            reply(200, json!({"access_token": "at-2", "token_type": "Bearer"}))
+        });
+        assert_eq!(out.unwrap(), "at-2");
+        assert_eq!(seen, ["POST http://as.test/token"]);
+        // The refresh token is kept when the reply has none.
+        assert_eq!(
+            oauth
+                .authorization(MCP)
+                .unwrap()
+                .tokens
+                .refresh_token
+                .as_deref(),
+            Some("rt-1")
+        );
+        // A refused refresh starts over with discovery; the registration is reused.
+        let mut flow = oauth.authorize(MCP, &challenge, &entropy()).unwrap();
+        let (seen, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/token"
+                && get(&form(req), "grant_type") == Some("refresh_token")
+            {
+                return reply(400, json!({"error": "invalid_grant"}));
+            }
+            good_servers(req)
+        });
+        assert_eq!(out.unwrap(), "at-1");
+        assert_eq!(
+            seen[1],
+            "GET http://rs.test/.well-known/oauth-protected-resource/mcp"
+        );
+        assert!(!seen.iter().any(|s| s.contains("/register")));
+    }
+
+    #[test]
+    fn step_up_unions_scopes_and_stops_when_nothing_new() {
+        let oauth = client();
+        let first = Challenge::parse("Bearer scope=\"mcp:basic\"").unwrap();
+        let mut flow = oauth.authorize(MCP, &first, &entropy()).unwrap();
+        drive(&mut flow, good_servers).1.unwrap();
+        assert_eq!(
+            oauth.authorization(MCP).unwrap().requested_scope.as_deref(),
+            Some("mcp:basic")
+        );
+        let mut h = http::HeaderMap::new();
+        h.insert(
+            header::WWW_AUTHENTICATE,
+            "Bearer error=\"insufficient_scope\", scope=\"mcp:write\""
+                .parse()
+                .unwrap(),
+        );
+        let step_up = Challenge::from_response(StatusCode::FORBIDDEN, &h);
+        let mut flow = oauth.authorize(MCP, &step_up, &entropy()).unwrap();
+        let mut scope = None;
+        let (seen, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/authorize" {
+                scope = get(&query(req), "scope").map(str::to_owned);
+            }
+            good_servers(req)
+        });
+        out.unwrap();
+        // No refresh on a step-up: a new authorization with the union of scopes.
+        assert!(seen[0].contains("oauth-protected-resource"));
+        assert_eq!(scope.as_deref(), Some("mcp:basic mcp:write"));
+        // The same demand again cannot be met by authorizing again.
+        let e = oauth.authorize(MCP, &step_up, &entropy()).unwrap_err();
+        assert!(matches!(e, OAuthError::StepUpExhausted { .. }), "{e}");
+    }
+
+    #[test]
+    fn fixed_scope_policy_and_omitted_scope() {
+        let oauth = OAuthClient::new(
+            OAuthConfig::new("t", REDIRECT).scope_policy(ScopePolicy::Fixed("only".into())),
+        );
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut scope = None;
+        drive(&mut flow, |req| {
+            if req.uri().path() == "/authorize" {
+                scope = get(&query(req), "scope").map(str::to_owned);
+            }
+            good_servers(req)
+        })
+        .1
+        .unwrap();
+        assert_eq!(scope.as_deref(), Some("only"));
+    }
+
+    fn redirect_error(location: impl Fn(&str) -> String) -> OAuthError {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/authorize" {
+                let state = get(&query(req), "state").unwrap().to_owned();
+                let mut r = Response::new(Vec::new());
+                *r.status_mut() = StatusCode::FOUND;
+                r.headers_mut()
+                    .insert(header::LOCATION, location(&state).parse().unwrap());
+                return r;
+            }
+            good_servers(req)
+        });
+        out.unwrap_err()
+    }
+
+    #[test]
+    fn redirect_errors() {
+        assert_eq!(
+            redirect_error(|_| format!("{REDIRECT}?code=c&state=forged")),
+            OAuthError::StateMismatch
+        );
+        assert_eq!(
+            redirect_error(|s| format!(
+                "{REDIRECT}?error=access_denied&error_description=no&state={s}"
+            )),
+            OAuthError::AuthorizationDenied {
+                error: "access_denied".into(),
+                description: Some("no".into())
+            }
+        );
+        assert!(matches!(
+            redirect_error(|s| format!("http://evil.test/callback?code=c&state={s}")),
+            OAuthError::InvalidRedirect(_)
+        ));
+        assert!(matches!(
+            redirect_error(|s| format!("{REDIRECT}?state={s}")),
+            OAuthError::InvalidRedirect(_)
+        ));
+        assert!(matches!(
+            redirect_error(|s| format!("{REDIRECT}?code=c&state={s}&iss=http://evil.test")),
+            OAuthError::IssuerMismatch { .. }
+        ));
+    }
+
+    #[test]
+    fn interactive_callback_completes_the_flow() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let state = loop {
+            match flow.step().unwrap() {
+                Step::Authorize(req) => break get(&query(&req), "state").unwrap().to_owned(),
+                Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
+                Step::Done(_) => panic!("done before authorizing"),
+            }
+        };
+        assert!(matches!(
+            flow.handle_callback(now(), "not a url"),
+            Err(OAuthError::InvalidUrl {
+                what: "redirect",
+                ..
+            })
+        ));
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        loop {
+            match flow.step().unwrap() {
+                Step::Authorize(_) => break,
+                Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
+                Step::Done(_) => panic!("done before authorizing"),
+            }
+        }
+        flow.handle_callback(now(), &format!("{REDIRECT}?code=c&state={state}"))
+            .unwrap();
+        match flow.step().unwrap() {
+            Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(flow.step().unwrap(), Step::Done(t) if t == "at-1"));
+        assert!(flow.authorization().is_some());
+        assert_eq!(
+            flow.handle_callback(now(), REDIRECT).unwrap_err(),
+            OAuthError::NotWaiting
+        );
+    }
+
+    #[test]
+    fn token_response_validation() {
+        let url = Url::parse("http://as.test/token").unwrap();
+        let parse = |v: Value| parse_token_response(&url, v.to_string().as_bytes(), now());
+        assert!(parse(json!({"access_token": "a", "token_type": "DPoP"})).is_err());
+        assert!(parse(json!({"access_token": "", "token_type": "Bearer"})).is_err());
+        assert!(parse(json!({"token_type": "Bearer"})).is_err());
+        assert!(
+            parse(json!({"access_token": "a", "token_type": "Bearer", "expires_in": -1})).is_err()
+        );
+        assert!(
+            parse(json!({"access_token": "a", "token_type": "Bearer", "expires_in": [1]})).is_err()
+        );
+        let t = parse(json!({"access_token": "a", "token_type": "BEARER", "expires_in": "10", "refresh_token": ""})).unwrap();
+        assert_eq!(t.expires_at, Some(now() + Duration::from_secs(10)));
+        assert_eq!(t.refresh_token, None);
+        assert!(parse_token_response(&url, b"\xff", now()).is_err());
+    }
+
+    #[test]
+    fn token_endpoint_error_is_reported() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| {
+            if req.uri().path() == "/token" {
+                return reply(
+                    400,
+                    json!({"error": "invalid_grant", "error_description": "expired code"}),
+                );
+            }
+            good_servers(req)
+        });
+        let e = out.unwrap_err();
+        assert_eq!(
+            e,
+            OAuthError::Http {
+                what: "token request",
+                url: "http://as.test/token".into(),
+                status: StatusCode::BAD_REQUEST,
+                error: Some("invalid_grant".into()),
+                description: Some("expired code".into()),
+            }
+        );
+        assert!(e.to_string().contains("invalid_grant (expired code)"));
+    }
+
+    #[test]
+    fn auth_method_choice() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            choose_auth_method(false, Some(&l(&["client_secret_basic"]))),
+            TokenEndpointAuth::None
+        );
+        assert_eq!(
+            choose_auth_method(true, None),
+            TokenEndpointAuth::ClientSecretBasic
+        );
+        assert_eq!(
+            choose_auth_method(true, Some(&l(&["none", "client_secret_post"]))),
+            TokenEndpointAuth::ClientSecretPost
+        );
+        assert_eq!(
+            choose_auth_method(true, Some(&l(&["none"]))),
+            TokenEndpointAuth::None
+        );
+        assert_eq!(
+            choose_auth_method(true, Some(&l(&["private_key_jwt"]))),
+            TokenEndpointAuth::ClientSecretBasic
+        );
+        let _ = MemoryTokenStore::new();
+    }
+
+    #[test]
+    fn bad_server_urls_are_errors() {
+        for u in ["not a url", "ftp://x/mcp", "file:///tmp/x"] {
+            assert!(matches!(
+                client().authorize(u, &Challenge::default(), &entropy()),
+                Err(OAuthError::InvalidUrl { .. })
+            ));
+        }
+    }
+}
