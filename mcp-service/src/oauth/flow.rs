@@ -215,12 +215,11 @@ impl AuthFlow {
     }
 
     /// The URL the redirect URI was called with after the user approved (or refused) in a
-    /// browser, received at `now`. Only valid while the flow waits at [`Step::Authorize`].
-    pub fn handle_callback(&mut self, now: SystemTime, redirect: &str) -> Result<(), OAuthError> {
+    /// browser. Only valid while the flow waits at [`Step::Authorize`].
+    pub fn handle_callback(&mut self, redirect: &str) -> Result<(), OAuthError> {
         if !matches!(self.state, State::Authorize { .. }) {
             return Err(OAuthError::NotWaiting);
         }
-        let _ = now;
         let result = Url::parse(redirect)
             .map_err(|e| OAuthError::InvalidUrl {
                 what: "redirect",
@@ -560,19 +559,17 @@ impl AuthFlow {
             })
         } else if let Some(kept) = self.store.load_client(&metadata.issuer) {
             Some(kept)
-        } else if let Some(cimd) = self
-            .config
-            .client_metadata_url
-            .as_ref()
-            .filter(|_| metadata.client_id_metadata_document_supported)
-        {
-            Some(ClientCredentials {
-                client_id: cimd.clone(),
-                client_secret: None,
-                auth_method: TokenEndpointAuth::None,
-            })
         } else {
-            None
+            // Client ID Metadata Document: the URL is the client id of a public client.
+            self.config
+                .client_metadata_url
+                .as_ref()
+                .filter(|_| metadata.client_id_metadata_document_supported)
+                .map(|cimd| ClientCredentials {
+                    client_id: cimd.clone(),
+                    client_secret: None,
+                    auth_method: TokenEndpointAuth::None,
+                })
         };
         self.metadata = Some(metadata);
         match client {
@@ -1579,7 +1576,7 @@ mod tests {
             }
         };
         assert!(matches!(
-            flow.handle_callback(now(), "not a url"),
+            flow.handle_callback("not a url"),
             Err(OAuthError::InvalidUrl {
                 what: "redirect",
                 ..
@@ -1595,7 +1592,7 @@ mod tests {
                 Step::Done(_) => panic!("done before authorizing"),
             }
         }
-        flow.handle_callback(now(), &format!("{REDIRECT}?code=c&state={state}"))
+        flow.handle_callback(&format!("{REDIRECT}?code=c&state={state}"))
             .unwrap();
         match flow.step().unwrap() {
             Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
@@ -1604,7 +1601,7 @@ mod tests {
         assert!(matches!(flow.step().unwrap(), Step::Done(t) if t == "at-1"));
         assert!(flow.authorization().is_some());
         assert_eq!(
-            flow.handle_callback(now(), REDIRECT).unwrap_err(),
+            flow.handle_callback(REDIRECT).unwrap_err(),
             OAuthError::NotWaiting
         );
     }
