@@ -29,6 +29,7 @@ pub mod telemetry;
 pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;
+pub mod oauth;
 pub mod server;
 
 pub use client::{Client, ClientOptions};
