@@ -24,6 +24,8 @@ pub mod connection;
 pub mod http_engine;
 pub mod hyper_io;
 pub mod telemetry;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};

@@ -8,7 +8,9 @@
 //!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]).
+//!   [`ChildClient`]);
+//! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
+//!   [`serve_ws_with`] and [`connect_ws`].
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcp_tokio::Error> {
@@ -23,6 +25,9 @@ mod http;
 pub use http::serve_http;
 mod runtime;
 mod stdio;
+mod ws;
+pub use mcp_service::ws::WsConfig;
+pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
