@@ -1,5 +1,5 @@
-//! The full method walk over every local transport and runtime: in-memory and stdio (a spawned
-//! `everything` process), with the client on tokio, async-std and smol.
+//! The full method walk over every local transport and runtime: in-memory, stdio (a spawned
+//! `everything` process) and WebSocket, with the client on tokio, async-std and smol.
 
 use std::time::Duration;
 
@@ -86,5 +86,48 @@ fn smol_stdio() {
                 .unwrap()
                 .success()
         );
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_ws() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(mcp_tokio::serve_ws(everything::server(), listener));
+    let client = mcp_tokio::connect_ws(&format!("ws://{addr}/ws"), options())
+        .await
+        .unwrap();
+    walk(&client).await.unwrap();
+    server.abort();
+}
+
+#[test]
+fn async_std_ws() {
+    async_std::task::block_on(async {
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server =
+            async_std::task::spawn(mcp_async_std::serve_ws(rt, everything::server(), listener));
+        let client = mcp_async_std::connect_ws(rt, &format!("ws://{addr}/ws"), options())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+        drop(server.cancel());
+    });
+}
+
+#[test]
+fn smol_ws() {
+    smol::block_on(async {
+        let rt = mcp_async_std::SmolRuntime::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = smol::spawn(mcp_async_std::serve_ws(rt, everything::server(), listener));
+        let client = mcp_async_std::connect_ws(rt, &format!("ws://{addr}/ws"), options())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+        drop(server);
     });
 }

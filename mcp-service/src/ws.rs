@@ -166,7 +166,8 @@ pub fn websocket_config(max_message_size: usize) -> WebSocketConfig {
 /// The driver switches the connection to WebSocket only when the status is 101.
 pub fn handshake<B>(config: &WsConfig, request: &http::Request<B>) -> http::Response<String> {
     let headers = request.headers();
-    let host = single(headers, &header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
+    let host =
+        single(headers, &header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
     if !host_allowed(&config.allowed_hosts, host) {
         return refuse(StatusCode::FORBIDDEN, "Forbidden: Host not allowed");
     }
@@ -252,9 +253,9 @@ pub fn handshake<B>(config: &WsConfig, request: &http::Request<B>) -> http::Resp
     let h = r.headers_mut();
     h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
-    if let Ok(accept) = HeaderValue::from_str(&tungstenite::handshake::derive_accept_key(
-        key.as_bytes(),
-    )) {
+    if let Ok(accept) =
+        HeaderValue::from_str(&tungstenite::handshake::derive_accept_key(key.as_bytes()))
+    {
         h.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
     }
     if select {
@@ -702,7 +703,10 @@ where
             return Ok(());
         }
         let text = String::from_utf8(line).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidData, "an outgoing message is not UTF-8")
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "an outgoing message is not UTF-8",
+            )
         })?;
         Pin::new(&mut g.ws)
             .start_send(Message::Text(text.into()))
@@ -776,12 +780,11 @@ where
                         reason: Utf8Bytes::from_static(""),
                     });
                     let wait = !g.peer_closed;
-                    this.state =
-                        match Pin::new(&mut g.ws).start_send(Message::Close(Some(frame))) {
-                            Ok(()) => CloseState::Flushing(wait),
-                            // A server whose peer closed first is done once its reply is out.
-                            Err(_) => CloseState::Done,
-                        };
+                    this.state = match Pin::new(&mut g.ws).start_send(Message::Close(Some(frame))) {
+                        Ok(()) => CloseState::Flushing(wait),
+                        // A server whose peer closed first is done once its reply is out.
+                        Err(_) => CloseState::Done,
+                    };
                 }
                 CloseState::Flushing(wait) => {
                     let wait = *wait;

@@ -58,6 +58,14 @@ fn main() {
             }
             std::process::exit(0);
         }
+        "ws" => {
+            let port = port.unwrap_or_else(|| usage("--transport ws needs --port"));
+            if let Err(e) = serve_ws(server, &runtime, &host, port) {
+                eprintln!("everything: {e}");
+                std::process::exit(1);
+            }
+            std::process::exit(0);
+        }
         other => usage(&format!(
             "transport {other:?} is not available yet (stdio, http)"
         )),
@@ -110,4 +118,47 @@ fn serve_http(server: mcp_service::Server, host: &str, port: u16) -> Result<(), 
             .await
             .map_err(|e| e.to_string())
     })
+}
+
+/// Serves `server` over WebSocket at `ws://HOST:PORT/ws` on `runtime` (a transport outside the
+/// MCP specification: one JSON-RPC message per text frame, subprotocol `mcp`).
+fn serve_ws(
+    server: mcp_service::Server,
+    runtime: &str,
+    host: &str,
+    port: u16,
+) -> Result<(), String> {
+    let listener = std::net::TcpListener::bind((host, port))
+        .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("everything: serving ws://{addr}/ws");
+    match runtime {
+        "tokio" => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+                let listener =
+                    tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+                mcp_tokio::serve_ws(server, listener)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_ws(
+            mcp_async_std::AsyncStdRuntime::new(),
+            server,
+            listener,
+        ))
+        .map_err(|e| e.to_string()),
+        "smol" => {
+            let rt = mcp_async_std::SmolRuntime::new();
+            async_io::block_on(mcp_async_std::serve_ws(rt, server, listener))
+                .map_err(|e| e.to_string())
+        }
+        other => usage(&format!("unknown runtime {other:?}")),
+    }
 }
