@@ -209,8 +209,11 @@ pub fn handshake<B>(config: &WsConfig, request: &http::Request<B>) -> http::Resp
         );
         r.headers_mut()
             .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        r.headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+        // `Upgrade` is hop-by-hop, so `Connection` names it (RFC 9110 §7.8).
+        r.headers_mut().insert(
+            header::CONNECTION,
+            HeaderValue::from_static("upgrade, close"),
+        );
         return r;
     }
     if single(headers, &header::SEC_WEBSOCKET_VERSION).map(str::trim) != Some("13") {
@@ -770,21 +773,25 @@ where
             match &mut this.state {
                 CloseState::Open => {
                     let mut g = lock(&shared);
-                    if let Err(e) = ready!(Pin::new(&mut g.ws).poll_ready(cx)) {
-                        tracing::debug!(target: "mcp", error = %e, "WebSocket already closed");
-                        this.state = CloseState::Done;
-                        continue;
-                    }
-                    let frame = g.close.take().unwrap_or(CloseFrame {
-                        code: CloseCode::Normal,
-                        reason: Utf8Bytes::from_static(""),
-                    });
                     let wait = !g.peer_closed;
-                    this.state = match Pin::new(&mut g.ws).start_send(Message::Close(Some(frame))) {
-                        Ok(()) => CloseState::Flushing(wait),
-                        // A server whose peer closed first is done once its reply is out.
-                        Err(_) => CloseState::Done,
-                    };
+                    if wait {
+                        if let Err(e) = ready!(Pin::new(&mut g.ws).poll_ready(cx)) {
+                            tracing::debug!(target: "mcp", error = %e, "WebSocket already closed");
+                            this.state = CloseState::Done;
+                            continue;
+                        }
+                        let frame = g.close.take().unwrap_or(CloseFrame {
+                            code: CloseCode::Normal,
+                            reason: Utf8Bytes::from_static(""),
+                        });
+                        if let Err(e) = Pin::new(&mut g.ws).start_send(Message::Close(Some(frame)))
+                        {
+                            tracing::debug!(target: "mcp", error = %e, "WebSocket close frame not sent");
+                        }
+                    }
+                    // When the peer closed first, tungstenite queued the reply already: the
+                    // flush sends it.
+                    this.state = CloseState::Flushing(wait);
                 }
                 CloseState::Flushing(wait) => {
                     let wait = *wait;
