@@ -884,3 +884,164 @@ impl<T: hyper::rt::Write + Unpin> AsyncWrite for UpgradedIo<T> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upgrade_request(path: &str) -> http::request::Builder {
+        http::Request::builder()
+            .method(Method::GET)
+            .uri(path)
+            .header(header::HOST, "127.0.0.1:9000")
+            .header(header::CONNECTION, "keep-alive, Upgrade")
+            .header(header::UPGRADE, "websocket")
+            .header(header::SEC_WEBSOCKET_VERSION, "13")
+            .header(header::SEC_WEBSOCKET_KEY, "dGhlIHNhbXBsZSBub25jZQ==")
+    }
+
+    fn status(config: &WsConfig, req: http::request::Builder) -> u16 {
+        handshake(config, &req.body(()).unwrap()).status().as_u16()
+    }
+
+    #[test]
+    fn accepts_an_upgrade_with_the_rfc_accept_key() {
+        let config = WsConfig::new();
+        let r = handshake(&config, &upgrade_request("/ws").body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::SWITCHING_PROTOCOLS);
+        // RFC 6455 §1.3's example.
+        assert_eq!(
+            r.headers()[header::SEC_WEBSOCKET_ACCEPT],
+            "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        );
+        assert!(r.headers().get(header::SEC_WEBSOCKET_PROTOCOL).is_none());
+        let r = handshake(
+            &config,
+            &upgrade_request("/ws?x=1")
+                .header(header::SEC_WEBSOCKET_PROTOCOL, "a")
+                .header(header::SEC_WEBSOCKET_PROTOCOL, "b, mcp")
+                .body(())
+                .unwrap(),
+        );
+        assert_eq!(r.status(), StatusCode::SWITCHING_PROTOCOLS);
+        assert_eq!(r.headers()[header::SEC_WEBSOCKET_PROTOCOL], "mcp");
+    }
+
+    #[test]
+    fn refusals() {
+        let config = WsConfig::new();
+        assert_eq!(status(&config, upgrade_request("/other")), 404);
+        assert_eq!(
+            status(&config, upgrade_request("/ws").method(Method::POST)),
+            405
+        );
+        assert_eq!(
+            status(&config, upgrade_request("/ws").version(Version::HTTP_10)),
+            505
+        );
+        assert_eq!(
+            status(
+                &config,
+                upgrade_request("/ws").header(header::ORIGIN, "https://evil.example")
+            ),
+            403
+        );
+        let mut evil_host = upgrade_request("/ws");
+        if let Some(h) = evil_host.headers_mut() {
+            h.insert(header::HOST, HeaderValue::from_static("evil.example"));
+        }
+        assert_eq!(status(&config, evil_host), 403);
+        // Without a Host (and no authority in the URI) a loopback-only server refuses.
+        let mut no_host = upgrade_request("/ws");
+        if let Some(h) = no_host.headers_mut() {
+            h.remove(header::HOST);
+        }
+        assert_eq!(status(&config, no_host), 403);
+        let mut no_upgrade = upgrade_request("/ws");
+        if let Some(h) = no_upgrade.headers_mut() {
+            h.remove(header::UPGRADE);
+        }
+        let r = handshake(&config, &no_upgrade.body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::UPGRADE_REQUIRED);
+        assert_eq!(r.headers()[header::UPGRADE], "websocket");
+        let mut v8 = upgrade_request("/ws");
+        if let Some(h) = v8.headers_mut() {
+            h.insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("8"));
+        }
+        let r = handshake(&config, &v8.body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::UPGRADE_REQUIRED);
+        assert_eq!(r.headers()[header::SEC_WEBSOCKET_VERSION], "13");
+        for key in [
+            "",
+            "short",
+            "dGhlIHNhbXBsZSBub25jZQ=!",
+            "dGhlIHNhbXBsZSBub25jZQ",
+        ] {
+            let mut bad = upgrade_request("/ws");
+            if let Some(h) = bad.headers_mut() {
+                h.insert(header::SEC_WEBSOCKET_KEY, HeaderValue::from_static(key));
+            }
+            assert_eq!(status(&config, bad), 400, "{key:?}");
+        }
+        assert_eq!(
+            status(
+                &config,
+                upgrade_request("/ws").header(header::SEC_WEBSOCKET_PROTOCOL, "graphql-ws")
+            ),
+            400
+        );
+    }
+
+    #[test]
+    fn allow_lists_follow_the_configuration() {
+        let open = WsConfig::new().bound_to(IpAddr::from([0, 0, 0, 0]));
+        let mut foreign = upgrade_request("/ws").header(header::ORIGIN, "https://app.example");
+        if let Some(h) = foreign.headers_mut() {
+            h.insert(header::HOST, HeaderValue::from_static("mcp.example:443"));
+        }
+        assert_eq!(status(&open, foreign), 101);
+        let only = WsConfig::new()
+            .path("/socket")
+            .allowed_origins(AllowList::Only(vec!["https://app.example".into()]));
+        assert_eq!(
+            status(
+                &only,
+                upgrade_request("/socket").header(header::ORIGIN, "https://APP.example")
+            ),
+            101
+        );
+        assert_eq!(
+            status(
+                &only,
+                upgrade_request("/socket").header(header::ORIGIN, "http://app.example")
+            ),
+            403
+        );
+        assert_eq!(
+            status(
+                &WsConfig::new(),
+                upgrade_request("/ws").header(header::ORIGIN, "http://[::1]:3000")
+            ),
+            101
+        );
+    }
+
+    #[test]
+    fn client_requests() {
+        let r = client_request("ws://[::1]:8080/ws").unwrap();
+        assert_eq!((r.host.as_str(), r.port), ("::1", 8080));
+        assert_eq!(r.request.headers()[header::SEC_WEBSOCKET_PROTOCOL], "mcp");
+        assert_eq!(r.request.headers()[header::HOST], "[::1]:8080");
+        let r = client_request("WS://localhost/ws").unwrap();
+        assert_eq!((r.host.as_str(), r.port), ("localhost", 80));
+        for bad in [
+            "wss://localhost/ws",
+            "http://localhost/ws",
+            "ws:///ws",
+            "not a url",
+        ] {
+            let e = client_request(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams, "{bad}");
+        }
+    }
+}
