@@ -814,15 +814,10 @@ where
                         continue;
                     }
                     let mut g = lock(&shared);
-                    loop {
-                        match ready!(Pin::new(&mut g.ws).poll_next(cx)) {
-                            // The reply, or data still in flight: keep reading to the end
-                            // (a server's stream ends right after the reply, a client's when
-                            // the server closes the TCP connection).
-                            Some(Ok(_)) => {}
-                            None | Some(Err(_)) => break,
-                        }
-                    }
+                    // The reply, or data still in flight: read to the end (a server's stream
+                    // ends right after the reply, a client's when the server closes the TCP
+                    // connection).
+                    while let Some(Ok(_)) = ready!(Pin::new(&mut g.ws).poll_next(cx)) {}
                     g.peer_closed = true;
                     this.state = CloseState::Done;
                 }
