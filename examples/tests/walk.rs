@@ -131,3 +131,36 @@ fn smol_ws() {
         drop(server);
     });
 }
+
+/// The `everything` binary serving WebSocket on each runtime (`--transport ws --port 0`), walked
+/// by a tokio client at the address it prints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_client_ws_process() {
+    use tokio::io::AsyncBufReadExt;
+    for runtime in ["tokio", "async-std", "smol"] {
+        let mut child = tokio::process::Command::new(EVERYTHING)
+            .args(["--transport", "ws", "--port", "0", "--runtime", runtime])
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("no address printed")
+            .unwrap()
+            .unwrap();
+        let url = line
+            .strip_prefix("everything: serving ")
+            .unwrap_or_else(|| panic!("unexpected output {line:?}"));
+        assert!(
+            url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"),
+            "{url}"
+        );
+        let client = mcp_tokio::connect_ws(url, options()).await.unwrap();
+        walk(&client)
+            .await
+            .unwrap_or_else(|e| panic!("{runtime}: {e}"));
+        child.kill().await.unwrap();
+    }
+}
