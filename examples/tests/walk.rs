@@ -1,5 +1,5 @@
-//! The full method walk over every local transport and runtime: in-memory and stdio (a spawned
-//! `everything` process), with the client on tokio, async-std and smol.
+//! The full method walk over every local transport and runtime: in-memory, stdio (a spawned
+//! `everything` process) and WebSocket, with the client on tokio, async-std and smol.
 
 use std::time::Duration;
 
@@ -87,4 +87,80 @@ fn smol_stdio() {
                 .success()
         );
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_ws() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(mcp_tokio::serve_ws(everything::server(), listener));
+    let client = mcp_tokio::connect_ws(&format!("ws://{addr}/ws"), options())
+        .await
+        .unwrap();
+    walk(&client).await.unwrap();
+    server.abort();
+}
+
+#[test]
+fn async_std_ws() {
+    async_std::task::block_on(async {
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server =
+            async_std::task::spawn(mcp_async_std::serve_ws(rt, everything::server(), listener));
+        let client = mcp_async_std::connect_ws(rt, &format!("ws://{addr}/ws"), options())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+        drop(server.cancel());
+    });
+}
+
+#[test]
+fn smol_ws() {
+    smol::block_on(async {
+        let rt = mcp_async_std::SmolRuntime::new();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = smol::spawn(mcp_async_std::serve_ws(rt, everything::server(), listener));
+        let client = mcp_async_std::connect_ws(rt, &format!("ws://{addr}/ws"), options())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+        drop(server);
+    });
+}
+
+/// The `everything` binary serving WebSocket on each runtime (`--transport ws --port 0`), walked
+/// by a tokio client at the address it prints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_client_ws_process() {
+    use tokio::io::AsyncBufReadExt;
+    for runtime in ["tokio", "async-std", "smol"] {
+        let mut child = tokio::process::Command::new(EVERYTHING)
+            .args(["--transport", "ws", "--port", "0", "--runtime", runtime])
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("no address printed")
+            .unwrap()
+            .unwrap();
+        let url = line
+            .strip_prefix("everything: serving ")
+            .unwrap_or_else(|| panic!("unexpected output {line:?}"));
+        assert!(
+            url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"),
+            "{url}"
+        );
+        let client = mcp_tokio::connect_ws(url, options()).await.unwrap();
+        walk(&client)
+            .await
+            .unwrap_or_else(|e| panic!("{runtime}: {e}"));
+        child.kill().await.unwrap();
+    }
 }

@@ -11,7 +11,9 @@
 //!   [`serve_tcp`] (an accept loop), [`serve_http`] (Streamable HTTP on hyper);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]).
+//!   [`ChildClient`]);
+//! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
+//!   [`serve_ws_with`] and [`connect_ws`].
 //!
 //! async-std is no longer maintained upstream; its support here is a thin runtime adapter, and
 //! new code may prefer smol.
@@ -34,6 +36,7 @@ mod http;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
 mod stdio;
+mod ws;
 
 use std::net::TcpListener;
 
@@ -44,6 +47,7 @@ pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use http::serve_http;
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{
     BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
     IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
@@ -53,6 +57,7 @@ pub use mcp_service::{
 pub use runtime::AsyncStdRuntime;
 #[cfg(feature = "smol")]
 pub use runtime::SmolRuntime;
+pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 /// A [`ByteStream`] over a `futures-io` stream, split into its read and write halves.
 fn byte_stream<S>(stream: S) -> ByteStream

@@ -128,6 +128,11 @@ impl ClientOptions {
         self
     }
 
+    /// The session configuration (bounds, versions, timeouts) this client connects with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     fn session_config(&self) -> Result<Config, Error> {
         let mut caps = Map::new();
         if self.sampling.is_some() {

@@ -25,6 +25,8 @@ pub mod http_engine;
 pub mod hyper_io;
 pub mod hyper_server;
 pub mod telemetry;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};

@@ -10,7 +10,9 @@
 //!   mount in axum);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]).
+//!   [`ChildClient`]);
+//! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
+//!   [`serve_ws_with`] and [`connect_ws`].
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcp_tokio::Error> {
@@ -25,6 +27,9 @@ pub mod http;
 pub use http::{McpService, serve_http};
 mod runtime;
 mod stdio;
+mod ws;
+pub use mcp_service::ws::WsConfig;
+pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;

@@ -2,7 +2,7 @@
 //! plus `echo`, a slow cancellable tool with progress (`slow`) and a streaming tool (`stream`).
 //!
 //! ```text
-//! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H]
+//! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H]
 //!            [--stateless] [--json-response]
 //! ```
 //!
@@ -14,7 +14,7 @@
 fn usage(msg: &str) -> ! {
     eprintln!(
         "everything: {msg}
-usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse] [--port P] [--host H] [--stateless] [--json-response]"
+usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response]"
     );
     std::process::exit(2);
 }
@@ -79,6 +79,14 @@ fn main() {
             };
             let result = serve_http(server, &runtime, &options);
             if let Err(e) = result {
+                eprintln!("everything: {e}");
+                std::process::exit(1);
+            }
+            std::process::exit(0);
+        }
+        "ws" => {
+            let port = port.unwrap_or_else(|| usage("--transport ws needs --port"));
+            if let Err(e) = serve_ws(server, &runtime, &host, port) {
                 eprintln!("everything: {e}");
                 std::process::exit(1);
             }
@@ -197,6 +205,49 @@ fn serve_http(
                 ))
             };
             result.map_err(|e| e.to_string())
+        }
+        other => usage(&format!("unknown runtime {other:?}")),
+    }
+}
+
+/// Serves `server` over WebSocket at `ws://HOST:PORT/ws` on `runtime` (a transport outside the
+/// MCP specification: one JSON-RPC message per text frame, subprotocol `mcp`).
+fn serve_ws(
+    server: mcp_service::Server,
+    runtime: &str,
+    host: &str,
+    port: u16,
+) -> Result<(), String> {
+    let listener = std::net::TcpListener::bind((host, port))
+        .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("everything: serving ws://{addr}/ws");
+    match runtime {
+        "tokio" => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+                let listener =
+                    tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+                mcp_tokio::serve_ws(server, listener)
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        }
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_ws(
+            mcp_async_std::AsyncStdRuntime::new(),
+            server,
+            listener,
+        ))
+        .map_err(|e| e.to_string()),
+        "smol" => {
+            let rt = mcp_async_std::SmolRuntime::new();
+            async_io::block_on(mcp_async_std::serve_ws(rt, server, listener))
+                .map_err(|e| e.to_string())
         }
         other => usage(&format!("unknown runtime {other:?}")),
     }

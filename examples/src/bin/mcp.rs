@@ -9,6 +9,7 @@
 //! mcp prompts                  -- SERVER_CMD ARGS...
 //! mcp prompt NAME '{"k":"v"}'  -- SERVER_CMD ARGS...
 //! mcp ping                     -- SERVER_CMD ARGS...
+//! mcp tools --ws-url ws://127.0.0.1:8080/ws      (any command, against a WebSocket server)
 //! ```
 
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 use mcp_service::{ClientOptions, Error};
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: mcp <tools|call NAME JSON|resources|templates|read URI|prompts|prompt NAME JSON|ping> -- SERVER_CMD [ARGS...]";
+const USAGE: &str = "usage: mcp <tools|call NAME JSON|resources|templates|read URI|prompts|prompt NAME JSON|ping> (-- SERVER_CMD [ARGS...] | --ws-url ws://HOST:PORT/PATH)";
 
 fn fail(msg: &str) -> ! {
     eprintln!("mcp: {msg}\n{USAGE}");
@@ -32,30 +33,49 @@ fn json_arg(s: Option<&String>) -> Value {
     }
 }
 
-async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> {
-    let mut cmd = tokio::process::Command::new(&server[0]);
-    cmd.args(&server[1..]);
-    let child = mcp_tokio::spawn(
-        cmd,
-        ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION")),
-    )
-    .await?;
+/// Where the server is: a command to spawn (stdio) or a WebSocket URL.
+enum Target {
+    Command(Vec<String>),
+    WebSocket(String),
+}
+
+async fn run(command: Vec<String>, target: Target) -> Result<Value, Error> {
+    let options = ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+    match target {
+        Target::Command(server) => {
+            let mut cmd = tokio::process::Command::new(&server[0]);
+            cmd.args(&server[1..]);
+            let child = mcp_tokio::spawn(cmd, options).await?;
+            let out = execute(&command, child.client()).await;
+            let _ = child.shutdown(std::time::Duration::from_secs(2)).await;
+            out
+        }
+        Target::WebSocket(url) => {
+            let client = mcp_tokio::connect_ws(&url, options).await?;
+            let out = execute(&command, &client).await;
+            client.close();
+            out
+        }
+    }
+}
+
+async fn execute(command: &[String], client: &mcp_service::Client) -> Result<Value, Error> {
     let to = |v: &dyn ToJson| v.to_value();
     let out = match command[0].as_str() {
-        "tools" => to(&child.list_tools().await?),
+        "tools" => to(&client.list_tools().await?),
         "call" => {
             let name = command
                 .get(1)
                 .unwrap_or_else(|| fail("call needs a tool name"));
-            to(&child.call_tool(name, json_arg(command.get(2))).await?)
+            to(&client.call_tool(name, json_arg(command.get(2))).await?)
         }
-        "resources" => to(&child.list_resources().await?),
-        "templates" => to(&child.list_resource_templates().await?),
+        "resources" => to(&client.list_resources().await?),
+        "templates" => to(&client.list_resource_templates().await?),
         "read" => {
             let uri = command.get(1).unwrap_or_else(|| fail("read needs a URI"));
-            to(&child.read_resource(uri).await?)
+            to(&client.read_resource(uri).await?)
         }
-        "prompts" => to(&child.list_prompts().await?),
+        "prompts" => to(&client.list_prompts().await?),
         "prompt" => {
             let name = command
                 .get(1)
@@ -67,15 +87,14 @@ async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> 
                     .collect(),
                 _ => fail("prompt arguments must be a JSON object"),
             };
-            to(&child.get_prompt(name, args).await?)
+            to(&client.get_prompt(name, args).await?)
         }
         "ping" => {
-            child.ping().await?;
+            client.ping().await?;
             json!({})
         }
         other => fail(&format!("unknown command {other:?}")),
     };
-    let _ = child.shutdown(std::time::Duration::from_secs(2)).await;
     Ok(out)
 }
 
@@ -91,20 +110,34 @@ impl<T: serde::Serialize> ToJson for T {
 }
 
 fn main() {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    let Some(split) = raw.iter().position(|a| a == "--") else {
-        fail("missing `-- SERVER_CMD`")
+    let mut raw: Vec<String> = std::env::args().skip(1).collect();
+    let split = raw.iter().position(|a| a == "--").unwrap_or(raw.len());
+    let ws_url = match raw[..split].iter().position(|a| a == "--ws-url") {
+        Some(i) if i + 1 < split => {
+            let url = raw.remove(i + 1);
+            raw.remove(i);
+            Some(url)
+        }
+        Some(_) => fail("--ws-url needs a URL"),
+        None => None,
     };
-    let command = raw[..split].to_vec();
-    let server = raw[split + 1..].to_vec();
-    if command.is_empty() || server.is_empty() {
+    let (command, target) = match (raw.iter().position(|a| a == "--"), ws_url) {
+        (Some(_), Some(_)) => fail("give either `-- SERVER_CMD` or `--ws-url`, not both"),
+        (Some(split), None) => (
+            raw[..split].to_vec(),
+            Target::Command(raw[split + 1..].to_vec()),
+        ),
+        (None, Some(url)) => (raw, Target::WebSocket(url)),
+        (None, None) => fail("missing `-- SERVER_CMD` or `--ws-url URL`"),
+    };
+    if command.is_empty() || matches!(&target, Target::Command(s) if s.is_empty()) {
         fail("missing command or server");
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    match rt.block_on(run(command, server)) {
+    match rt.block_on(run(command, target)) {
         Ok(v) => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
         Err(e) => {
             println!(

@@ -1,0 +1,1042 @@
+//! MCP over WebSocket (feature `ws`): the runtime-neutral half of the transport the drivers
+//! (`mcp-tokio`, `mcp-async-std`) serve and connect with.
+//!
+//! **This transport is not part of the MCP specification**, which defines stdio and Streamable
+//! HTTP only. It is offered for hosts that want one long-lived, bidirectional connection through
+//! infrastructure that speaks WebSocket. The wire rules:
+//!
+//! - one JSON-RPC message per WebSocket **text** frame (raw CR/LF inside a frame are JSON
+//!   whitespace and are read as spaces); binary frames are refused with close code 1003;
+//! - the subprotocol `mcp` (`Sec-WebSocket-Protocol`) is offered by clients and selected by
+//!   servers; a client offering no subprotocol is accepted too, one offering only others is
+//!   refused (400);
+//! - the server listens at one path (default [`DEFAULT_PATH`], `/ws`; other paths get 404 during
+//!   the handshake) and checks `Host` and `Origin` against allow-lists with the semantics of
+//!   [`AllowList`] (403 when refused; loopback names only when bound to a loopback address);
+//! - a message larger than the session's maximum message size closes the connection with code
+//!   1009; invalid UTF-8 with 1007; a protocol violation with 1002;
+//! - ping/pong is answered by the library; closing a session runs the close handshake (code
+//!   1000), waiting up to a bounded time ([`DEFAULT_CLOSE_TIMEOUT`]) for the peer's reply.
+//!
+//! What lives here: the handshake policy ([`handshake`], answering an HTTP upgrade request with
+//! 101 or a clear refusal), [`WsConfig`], the client's request ([`client_request`]), and
+//! [`byte_stream`], which turns a tungstenite message stream into the NDJSON
+//! [`ByteStream`] the connection engine runs on — so the engine, the session and the typed
+//! layer are unchanged, and both drivers share all of it. It never opens sockets or spawns.
+
+use std::io;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_io::{AsyncRead, AsyncWrite};
+use futures_sink::Sink;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, StatusCode, Version};
+use mcp_proto::http::AllowList;
+use mcp_proto::{Error, ErrorKind};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tungstenite::{Message, Utf8Bytes};
+
+use crate::connection::ByteStream;
+use crate::runtime::{BoxFuture, Runtime};
+
+pub use tungstenite;
+
+/// The WebSocket subprotocol of MCP over WebSocket.
+pub const SUBPROTOCOL: &str = "mcp";
+/// The default path of a WebSocket MCP endpoint.
+pub const DEFAULT_PATH: &str = "/ws";
+/// How long closing a connection waits for the peer's close frame by default.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Settings of a WebSocket MCP server endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WsConfig {
+    /// The request path upgrades are accepted at (default `/ws`); other paths → 404.
+    pub path: String,
+    /// Accepted `Host` values; others → 403.
+    pub allowed_hosts: AllowList,
+    /// Accepted `Origin` values; others → 403. A request without `Origin` (not from a browser)
+    /// is accepted.
+    pub allowed_origins: AllowList,
+    /// The largest accepted message (and frame) in bytes; `None` uses the server's session
+    /// limit (`Config::max_message_size`).
+    pub max_message_size: Option<usize>,
+    /// How long closing waits for the peer's close frame before dropping the connection.
+    pub close_timeout: Duration,
+}
+
+impl Default for WsConfig {
+    fn default() -> Self {
+        WsConfig::new()
+    }
+}
+
+impl WsConfig {
+    /// Path `/ws`, loopback-only `Host` and `Origin` (the safe default; see
+    /// [`bound_to`](Self::bound_to)), the session's message limit, a 5 s close timeout.
+    pub fn new() -> Self {
+        WsConfig {
+            path: DEFAULT_PATH.to_owned(),
+            allowed_hosts: AllowList::Loopback,
+            allowed_origins: AllowList::Loopback,
+            max_message_size: None,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
+        }
+    }
+
+    /// Sets the path upgrades are accepted at.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Sets the accepted `Host` values.
+    pub fn allowed_hosts(mut self, hosts: AllowList) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets the accepted `Origin` values.
+    pub fn allowed_origins(mut self, origins: AllowList) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Picks the `Host`/`Origin` defaults for the address the server listens on: loopback
+    /// names only for a loopback address; anything otherwise (configure explicit lists, and
+    /// authentication, for a public server).
+    pub fn bound_to(mut self, addr: IpAddr) -> Self {
+        let list = if addr.is_loopback() {
+            AllowList::Loopback
+        } else {
+            AllowList::Any
+        };
+        self.allowed_hosts = list.clone();
+        self.allowed_origins = list;
+        self
+    }
+
+    /// Sets the largest accepted message in bytes (instead of the session's limit).
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = Some(bytes);
+        self
+    }
+
+    /// Sets how long closing waits for the peer's close frame.
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+}
+
+/// The tungstenite configuration for a connection whose messages are at most `max_message_size`
+/// bytes: the same bound for whole messages and for single frames.
+pub fn websocket_config(max_message_size: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(max_message_size))
+        .max_frame_size(Some(max_message_size))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server handshake policy
+// ---------------------------------------------------------------------------------------------
+
+/// Answers one HTTP request made to a WebSocket MCP server: `101 Switching Protocols` with the
+/// handshake headers when it is a valid upgrade to `config.path` that passes the `Host` and
+/// `Origin` checks, otherwise a refusal with a short `text/plain` reason:
+///
+/// | refusal | status |
+/// | --- | --- |
+/// | `Host` or `Origin` not allowed | 403 |
+/// | another path | 404 |
+/// | not `GET` | 405 (`Allow: GET`) |
+/// | not HTTP/1.1 | 505 |
+/// | no `Upgrade: websocket` / `Connection: upgrade` | 426 (`Upgrade: websocket`) |
+/// | `Sec-WebSocket-Version` not 13 | 426 (`Sec-WebSocket-Version: 13`) |
+/// | missing or malformed `Sec-WebSocket-Key` | 400 |
+/// | subprotocols offered, none of them `mcp` | 400 |
+///
+/// The driver switches the connection to WebSocket only when the status is 101.
+pub fn handshake<B>(config: &WsConfig, request: &http::Request<B>) -> http::Response<String> {
+    let headers = request.headers();
+    let host =
+        single(headers, &header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
+    if !host_allowed(&config.allowed_hosts, host) {
+        return refuse(StatusCode::FORBIDDEN, "Forbidden: Host not allowed");
+    }
+    if !matches!(config.allowed_origins, AllowList::Any)
+        && let Some(origin) = headers.get(header::ORIGIN)
+        && !origin
+            .to_str()
+            .is_ok_and(|o| origin_allowed(&config.allowed_origins, o.trim()))
+    {
+        return refuse(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed");
+    }
+    if request.uri().path() != config.path {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            &format!("Not Found: the MCP WebSocket endpoint is {}", config.path),
+        );
+    }
+    if request.method() != Method::GET {
+        let mut r = refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed: a WebSocket handshake is a GET",
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return r;
+    }
+    if request.version() != Version::HTTP_11 {
+        return refuse(
+            StatusCode::HTTP_VERSION_NOT_SUPPORTED,
+            "HTTP Version Not Supported: the WebSocket handshake needs HTTP/1.1",
+        );
+    }
+    if !has_token(headers, &header::CONNECTION, "upgrade")
+        || !has_token(headers, &header::UPGRADE, "websocket")
+    {
+        let mut r = refuse(
+            StatusCode::UPGRADE_REQUIRED,
+            "Upgrade Required: this endpoint speaks MCP over WebSocket only",
+        );
+        r.headers_mut()
+            .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        // `Upgrade` is hop-by-hop, so `Connection` names it (RFC 9110 §7.8).
+        r.headers_mut().insert(
+            header::CONNECTION,
+            HeaderValue::from_static("upgrade, close"),
+        );
+        return r;
+    }
+    if single(headers, &header::SEC_WEBSOCKET_VERSION).map(str::trim) != Some("13") {
+        let mut r = refuse(
+            StatusCode::UPGRADE_REQUIRED,
+            "Upgrade Required: unsupported Sec-WebSocket-Version (13 is supported)",
+        );
+        r.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
+        return r;
+    }
+    let key = match single(headers, &header::SEC_WEBSOCKET_KEY).map(str::trim) {
+        Some(k) if valid_key(k) => k,
+        _ => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: missing or malformed Sec-WebSocket-Key",
+            );
+        }
+    };
+    let offered: Vec<&str> = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let select = offered.contains(&SUBPROTOCOL);
+    if !offered.is_empty() && !select {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: unsupported WebSocket subprotocol (this server speaks \"mcp\")",
+        );
+    }
+    let mut r = http::Response::new(String::new());
+    *r.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let h = r.headers_mut();
+    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(accept) =
+        HeaderValue::from_str(&tungstenite::handshake::derive_accept_key(key.as_bytes()))
+    {
+        h.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    if select {
+        h.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+    }
+    r
+}
+
+fn refuse(status: StatusCode, reason: &str) -> http::Response<String> {
+    let mut r = http::Response::new(format!("{reason}\n"));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// The value of a header present exactly once, as text.
+fn single<'a>(headers: &'a HeaderMap, name: &header::HeaderName) -> Option<&'a str> {
+    let mut all = headers.get_all(name).iter();
+    let first = all.next()?;
+    if all.next().is_some() {
+        return None;
+    }
+    first.to_str().ok()
+}
+
+/// Whether a comma-separated header holds `token` (case-insensitively), in any of its lines.
+fn has_token(headers: &HeaderMap, name: &header::HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+/// A `Sec-WebSocket-Key`: 16 bytes in base64, i.e. 22 base64 characters and `==`.
+fn valid_key(key: &str) -> bool {
+    let b = key.as_bytes();
+    b.len() == 24
+        && b[22..] == *b"=="
+        && b[..22]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')
+}
+
+// The `AllowList` rules of `mcp_proto::http` (same semantics as the Streamable HTTP endpoint).
+
+/// Splits `host[:port]` (IPv6 in brackets). `None` for anything else (user info, junk).
+fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
+    if authority.is_empty() || authority.contains(['@', '/', ' ']) {
+        return None;
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let (host, rest) = authority.split_at(end + 1);
+        match rest {
+            "" => (host, None),
+            _ => (host, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty()
+        || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some((host, port))
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(host))
+}
+
+fn host_entry_matches(entry: &str, authority: &str) -> bool {
+    let (Some((eh, ep)), Some((h, p))) = (split_host_port(entry), split_host_port(authority))
+    else {
+        return false;
+    };
+    eh.eq_ignore_ascii_case(h) && (ep.is_none() || ep == p)
+}
+
+fn host_allowed(list: &AllowList, host: Option<&str>) -> bool {
+    match list {
+        AllowList::Any => true,
+        AllowList::Loopback => host
+            .and_then(split_host_port)
+            .is_some_and(|(h, _)| is_loopback_name(h)),
+        AllowList::Only(entries) => {
+            host.is_some_and(|h| entries.iter().any(|e| host_entry_matches(e, h)))
+        }
+        _ => false,
+    }
+}
+
+fn origin_allowed(list: &AllowList, origin: &str) -> bool {
+    let authority = origin
+        .split_once("://")
+        .map(|(_, rest)| rest.strip_suffix('/').unwrap_or(rest));
+    match list {
+        AllowList::Any => true,
+        AllowList::Loopback => authority
+            .and_then(split_host_port)
+            .is_some_and(|(h, _)| is_loopback_name(h)),
+        AllowList::Only(entries) => entries.iter().any(|e| {
+            if e.contains("://") {
+                e.trim_end_matches('/')
+                    .eq_ignore_ascii_case(origin.trim_end_matches('/'))
+            } else {
+                authority.is_some_and(|a| host_entry_matches(e, a))
+            }
+        }),
+        _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client request
+// ---------------------------------------------------------------------------------------------
+
+/// A client's handshake request and the address to open the TCP connection to.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ClientRequest {
+    /// The upgrade request (offering the `mcp` subprotocol).
+    pub request: tungstenite::handshake::client::Request,
+    /// The host to connect to (an IPv6 address without brackets).
+    pub host: String,
+    /// The port to connect to (80 when the URL has none).
+    pub port: u16,
+}
+
+/// Builds the handshake request for `url` (`ws://host[:port]/path`), offering the `mcp`
+/// subprotocol. `wss://` needs TLS, which these drivers do not bundle: it is refused with a
+/// clear error, as is any other scheme or a URL without a host.
+pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
+    use tungstenite::client::IntoClientRequest;
+    let bad = |msg: String| Error::new(ErrorKind::InvalidParams, msg);
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| bad(format!("invalid WebSocket URL {url:?}: {e}")))?;
+    match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("ws") => {}
+        Some(s) if s.eq_ignore_ascii_case("wss") => {
+            return Err(bad(format!(
+                "{url:?}: wss:// (WebSocket over TLS) is not supported by this transport; \
+                 use ws:// (behind a TLS-terminating proxy if needed)"
+            )));
+        }
+        _ => return Err(bad(format!("{url:?} is not a ws:// URL"))),
+    }
+    let host = uri
+        .host()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| bad(format!("{url:?} has no host")))?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host)
+        .to_owned();
+    let port = uri.port_u16().unwrap_or(80);
+    let mut request = uri
+        .into_client_request()
+        .map_err(|e| bad(format!("invalid WebSocket URL {url:?}: {e}")))?;
+    request.headers_mut().insert(
+        header::SEC_WEBSOCKET_PROTOCOL,
+        HeaderValue::from_static(SUBPROTOCOL),
+    );
+    Ok(ClientRequest {
+        request,
+        host,
+        port,
+    })
+}
+
+/// The error of a failed client handshake with `url`: the server's refusal (status and
+/// reason) when it answered, otherwise what went wrong.
+pub fn client_handshake_error(url: &str, e: tungstenite::Error) -> Error {
+    match e {
+        tungstenite::Error::Http(response) => {
+            let reason = response
+                .body()
+                .as_deref()
+                .map(|b| String::from_utf8_lossy(b).trim().to_owned())
+                .filter(|b| !b.is_empty())
+                .map(|b| format!(": {b}"))
+                .unwrap_or_default();
+            Error::new(
+                ErrorKind::TransportError,
+                format!(
+                    "the server at {url} refused the WebSocket upgrade with {}{reason}",
+                    response.status()
+                ),
+            )
+        }
+        other => Error::new(
+            ErrorKind::TransportError,
+            format!("WebSocket handshake with {url} failed: {other}"),
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The byte stream adapter
+// ---------------------------------------------------------------------------------------------
+
+/// Runs MCP over an established WebSocket: `ws` is a tungstenite message stream and sink
+/// (`tokio_tungstenite::WebSocketStream` or `async_tungstenite::WebSocketStream`), the result a
+/// [`ByteStream`] for [`Server::serve`](crate::Server::serve) or
+/// [`Client::connect`](crate::Client::connect).
+///
+/// Each incoming text frame becomes one NDJSON line (its raw CR/LF, JSON whitespace, read as
+/// spaces); each outgoing line one text frame, written in batches and flushed when the
+/// connection flushes. A binary frame is refused: the read fails and the connection closes
+/// with code 1003. A read error closes with 1009 (message too big), 1007 (invalid UTF-8) or
+/// 1002 (protocol violation). Closing the byte stream runs the close handshake: a close frame
+/// (1000 unless a refusal chose another code), then, unless the peer already closed, reading
+/// until the peer's close frame or `close_timeout` on `rt`.
+pub fn byte_stream<R, S>(rt: R, ws: S, close_timeout: Duration) -> ByteStream
+where
+    R: Runtime,
+    S: Stream<Item = Result<Message, tungstenite::Error>>
+        + Sink<Message, Error = tungstenite::Error>
+        + Send
+        + Unpin
+        + 'static,
+{
+    let shared = Arc::new(Mutex::new(Shared {
+        ws,
+        close: None,
+        peer_closed: false,
+    }));
+    let reader = WsReader {
+        shared: shared.clone(),
+        pending: Vec::new(),
+        pos: 0,
+        done: false,
+    };
+    let writer = WsWriter {
+        shared,
+        rt,
+        line: Vec::new(),
+        close_timeout,
+        state: CloseState::Open,
+    };
+    ByteStream::new(reader, writer)
+}
+
+/// The WebSocket, shared by the two halves. Both are polled by the one connection task, so
+/// the lock is never contended; it only makes the halves separately ownable.
+struct Shared<S> {
+    ws: S,
+    /// The close frame to send on close, when a refusal chose one.
+    close: Option<CloseFrame>,
+    /// The peer sent its close frame, or the stream ended.
+    peer_closed: bool,
+}
+
+impl<S> Shared<S> {
+    fn refuse(&mut self, code: CloseCode, reason: &'static str) {
+        if self.close.is_none() {
+            self.close = Some(CloseFrame {
+                code,
+                reason: Utf8Bytes::from_static(reason),
+            });
+        }
+    }
+}
+
+fn lock<S>(shared: &Mutex<Shared<S>>) -> MutexGuard<'_, Shared<S>> {
+    // Poisoning only means another half panicked mid-poll; the WebSocket itself stays
+    // consistent between calls, so keep going.
+    match shared.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+struct WsReader<S> {
+    shared: Arc<Mutex<Shared<S>>>,
+    /// The current frame as one NDJSON line, and how much of it was read.
+    pending: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl<S> AsyncRead for WsReader<S>
+where
+    S: Stream<Item = Result<Message, tungstenite::Error>> + Unpin,
+{
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        loop {
+            if this.pos < this.pending.len() {
+                let n = buf.len().min(this.pending.len() - this.pos);
+                buf[..n].copy_from_slice(&this.pending[this.pos..this.pos + n]);
+                this.pos += n;
+                return Poll::Ready(Ok(n));
+            }
+            if this.done {
+                return Poll::Ready(Ok(0));
+            }
+            let mut g = lock(&this.shared);
+            match ready!(Pin::new(&mut g.ws).poll_next(cx)) {
+                Some(Ok(Message::Text(text))) => {
+                    this.pending.clear();
+                    this.pos = 0;
+                    this.pending.extend(
+                        text.as_bytes()
+                            .iter()
+                            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
+                    );
+                    this.pending.push(b'\n');
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    this.done = true;
+                    g.refuse(
+                        CloseCode::Unsupported,
+                        "binary frames are not supported: send one JSON-RPC message per text frame",
+                    );
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the peer sent a binary WebSocket frame (MCP messages are text frames)",
+                    )));
+                }
+                // Pongs are answered by tungstenite itself.
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+                Some(Ok(Message::Close(frame))) => {
+                    tracing::debug!(target: "mcp", close = ?frame, "WebSocket peer closed");
+                    g.peer_closed = true;
+                    this.done = true;
+                }
+                None => {
+                    g.peer_closed = true;
+                    this.done = true;
+                }
+                Some(Err(e)) => {
+                    this.done = true;
+                    return Poll::Ready(Err(read_error(&mut g, e)));
+                }
+            }
+        }
+    }
+}
+
+/// Picks the close code for a read error and turns the error into an `io::Error`.
+fn read_error<S>(shared: &mut Shared<S>, e: tungstenite::Error) -> io::Error {
+    use tungstenite::Error as E;
+    use tungstenite::error::ProtocolError as P;
+    match e {
+        E::Capacity(c) => {
+            shared.refuse(CloseCode::Size, "message too big");
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("WebSocket message too big: {c}"),
+            )
+        }
+        E::Utf8(m) => {
+            shared.refuse(CloseCode::Invalid, "text frame is not valid UTF-8");
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("WebSocket text frame is not valid UTF-8: {m}"),
+            )
+        }
+        E::Protocol(P::ResetWithoutClosingHandshake) => {
+            shared.peer_closed = true;
+            io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                "the WebSocket peer closed the connection without a close handshake",
+            )
+        }
+        E::Protocol(p) => {
+            shared.refuse(CloseCode::Protocol, "WebSocket protocol violation");
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("WebSocket protocol violation: {p}"),
+            )
+        }
+        E::Io(e) => {
+            shared.peer_closed = true;
+            e
+        }
+        other => {
+            shared.peer_closed = true;
+            io::Error::other(format!("WebSocket: {other}"))
+        }
+    }
+}
+
+fn write_error(e: tungstenite::Error) -> io::Error {
+    use tungstenite::Error as E;
+    match e {
+        E::ConnectionClosed | E::AlreadyClosed => io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            "the WebSocket connection is closed",
+        ),
+        E::Io(e) => e,
+        other => io::Error::other(format!("WebSocket: {other}")),
+    }
+}
+
+enum CloseState {
+    Open,
+    /// The close frame is queued; flushing it. Then wait for the peer's (`true`) or not.
+    Flushing(bool),
+    /// Reading until the peer's close frame, or the timer.
+    AwaitingPeer(BoxFuture<()>),
+    Done,
+}
+
+struct WsWriter<R, S> {
+    shared: Arc<Mutex<Shared<S>>>,
+    rt: R,
+    /// The start of a line whose end has not been written yet.
+    line: Vec<u8>,
+    close_timeout: Duration,
+    state: CloseState,
+}
+
+impl<R, S> WsWriter<R, S>
+where
+    S: Sink<Message, Error = tungstenite::Error> + Unpin,
+{
+    fn send_line(&mut self, g: &mut Shared<S>, rest: &[u8]) -> io::Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.extend_from_slice(rest);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let text = String::from_utf8(line).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "an outgoing message is not UTF-8",
+            )
+        })?;
+        Pin::new(&mut g.ws)
+            .start_send(Message::Text(text.into()))
+            .map_err(write_error)
+    }
+}
+
+impl<R, S> AsyncWrite for WsWriter<R, S>
+where
+    R: Runtime,
+    S: Stream<Item = Result<Message, tungstenite::Error>>
+        + Sink<Message, Error = tungstenite::Error>
+        + Unpin,
+{
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if !matches!(this.state, CloseState::Open) {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the WebSocket connection is closing",
+            )));
+        }
+        let shared = this.shared.clone();
+        let mut g = lock(&shared);
+        let mut taken = 0;
+        while taken < buf.len() {
+            let rest = &buf[taken..];
+            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+                this.line.extend_from_slice(rest);
+                taken = buf.len();
+                break;
+            };
+            match Pin::new(&mut g.ws).poll_ready(cx) {
+                Poll::Pending if taken == 0 => return Poll::Pending,
+                Poll::Pending => break,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(write_error(e))),
+                Poll::Ready(Ok(())) => {}
+            }
+            this.send_line(&mut g, &rest[..end])?;
+            taken += end + 1;
+        }
+        Poll::Ready(Ok(taken))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if !matches!(self.state, CloseState::Open) {
+            return Poll::Ready(Ok(()));
+        }
+        let mut g = lock(&self.shared);
+        Pin::new(&mut g.ws).poll_flush(cx).map_err(write_error)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let shared = this.shared.clone();
+        loop {
+            match &mut this.state {
+                CloseState::Open => {
+                    let mut g = lock(&shared);
+                    let wait = !g.peer_closed;
+                    if wait {
+                        if let Err(e) = ready!(Pin::new(&mut g.ws).poll_ready(cx)) {
+                            tracing::debug!(target: "mcp", error = %e, "WebSocket already closed");
+                            this.state = CloseState::Done;
+                            continue;
+                        }
+                        let frame = g.close.take().unwrap_or(CloseFrame {
+                            code: CloseCode::Normal,
+                            reason: Utf8Bytes::from_static(""),
+                        });
+                        if let Err(e) = Pin::new(&mut g.ws).start_send(Message::Close(Some(frame)))
+                        {
+                            tracing::debug!(target: "mcp", error = %e, "WebSocket close frame not sent");
+                        }
+                    }
+                    // When the peer closed first, tungstenite queued the reply already: the
+                    // flush sends it.
+                    this.state = CloseState::Flushing(wait);
+                }
+                CloseState::Flushing(wait) => {
+                    let wait = *wait;
+                    let mut g = lock(&shared);
+                    let flushed = ready!(Pin::new(&mut g.ws).poll_flush(cx));
+                    this.state = if flushed.is_ok() && wait {
+                        let at = this.rt.now()
+                            + mcp_proto::Duration::from_micros(
+                                u64::try_from(this.close_timeout.as_micros()).unwrap_or(u64::MAX),
+                            );
+                        CloseState::AwaitingPeer(this.rt.sleep_until(at))
+                    } else {
+                        CloseState::Done
+                    };
+                }
+                CloseState::AwaitingPeer(timer) => {
+                    if timer.as_mut().poll(cx).is_ready() {
+                        tracing::debug!(target: "mcp", "the WebSocket peer did not answer the close in time");
+                        this.state = CloseState::Done;
+                        continue;
+                    }
+                    let mut g = lock(&shared);
+                    // The reply, or data still in flight: read to the end (a server's stream
+                    // ends right after the reply, a client's when the server closes the TCP
+                    // connection).
+                    while let Some(Ok(_)) = ready!(Pin::new(&mut g.ws).poll_next(cx)) {}
+                    g.peer_closed = true;
+                    this.state = CloseState::Done;
+                }
+                CloseState::Done => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// hyper's upgraded connection as futures-io
+// ---------------------------------------------------------------------------------------------
+
+/// A hyper IO object (such as `hyper::upgrade::Upgraded`) seen through `futures-io`: what
+/// `async-tungstenite` runs a server WebSocket on after hyper answered the upgrade.
+#[derive(Debug)]
+pub struct UpgradedIo<T> {
+    inner: T,
+}
+
+impl<T> UpgradedIo<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T) -> Self {
+        UpgradedIo { inner }
+    }
+
+    /// The wrapped connection.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+}
+
+impl<T: hyper::rt::Read + Unpin> AsyncRead for UpgradedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut read = hyper::rt::ReadBuf::new(buf);
+        ready!(Pin::new(&mut self.inner).poll_read(cx, read.unfilled()))?;
+        Poll::Ready(Ok(read.filled().len()))
+    }
+}
+
+impl<T: hyper::rt::Write + Unpin> AsyncWrite for UpgradedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upgrade_request(path: &str) -> http::request::Builder {
+        http::Request::builder()
+            .method(Method::GET)
+            .uri(path)
+            .header(header::HOST, "127.0.0.1:9000")
+            .header(header::CONNECTION, "keep-alive, Upgrade")
+            .header(header::UPGRADE, "websocket")
+            .header(header::SEC_WEBSOCKET_VERSION, "13")
+            .header(header::SEC_WEBSOCKET_KEY, "dGhlIHNhbXBsZSBub25jZQ==")
+    }
+
+    fn status(config: &WsConfig, req: http::request::Builder) -> u16 {
+        handshake(config, &req.body(()).unwrap()).status().as_u16()
+    }
+
+    #[test]
+    fn accepts_an_upgrade_with_the_rfc_accept_key() {
+        let config = WsConfig::new();
+        let r = handshake(&config, &upgrade_request("/ws").body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::SWITCHING_PROTOCOLS);
+        // RFC 6455 §1.3's example.
+        assert_eq!(
+            r.headers()[header::SEC_WEBSOCKET_ACCEPT],
+            "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        );
+        assert!(r.headers().get(header::SEC_WEBSOCKET_PROTOCOL).is_none());
+        let r = handshake(
+            &config,
+            &upgrade_request("/ws?x=1")
+                .header(header::SEC_WEBSOCKET_PROTOCOL, "a")
+                .header(header::SEC_WEBSOCKET_PROTOCOL, "b, mcp")
+                .body(())
+                .unwrap(),
+        );
+        assert_eq!(r.status(), StatusCode::SWITCHING_PROTOCOLS);
+        assert_eq!(r.headers()[header::SEC_WEBSOCKET_PROTOCOL], "mcp");
+    }
+
+    #[test]
+    fn refusals() {
+        let config = WsConfig::new();
+        assert_eq!(status(&config, upgrade_request("/other")), 404);
+        assert_eq!(
+            status(&config, upgrade_request("/ws").method(Method::POST)),
+            405
+        );
+        assert_eq!(
+            status(&config, upgrade_request("/ws").version(Version::HTTP_10)),
+            505
+        );
+        assert_eq!(
+            status(
+                &config,
+                upgrade_request("/ws").header(header::ORIGIN, "https://evil.example")
+            ),
+            403
+        );
+        let mut evil_host = upgrade_request("/ws");
+        if let Some(h) = evil_host.headers_mut() {
+            h.insert(header::HOST, HeaderValue::from_static("evil.example"));
+        }
+        assert_eq!(status(&config, evil_host), 403);
+        // Without a Host (and no authority in the URI) a loopback-only server refuses.
+        let mut no_host = upgrade_request("/ws");
+        if let Some(h) = no_host.headers_mut() {
+            h.remove(header::HOST);
+        }
+        assert_eq!(status(&config, no_host), 403);
+        let mut no_upgrade = upgrade_request("/ws");
+        if let Some(h) = no_upgrade.headers_mut() {
+            h.remove(header::UPGRADE);
+        }
+        let r = handshake(&config, &no_upgrade.body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::UPGRADE_REQUIRED);
+        assert_eq!(r.headers()[header::UPGRADE], "websocket");
+        let mut v8 = upgrade_request("/ws");
+        if let Some(h) = v8.headers_mut() {
+            h.insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("8"));
+        }
+        let r = handshake(&config, &v8.body(()).unwrap());
+        assert_eq!(r.status(), StatusCode::UPGRADE_REQUIRED);
+        assert_eq!(r.headers()[header::SEC_WEBSOCKET_VERSION], "13");
+        for key in [
+            "",
+            "short",
+            "dGhlIHNhbXBsZSBub25jZQ=!",
+            "dGhlIHNhbXBsZSBub25jZQ",
+        ] {
+            let mut bad = upgrade_request("/ws");
+            if let Some(h) = bad.headers_mut() {
+                h.insert(header::SEC_WEBSOCKET_KEY, HeaderValue::from_static(key));
+            }
+            assert_eq!(status(&config, bad), 400, "{key:?}");
+        }
+        assert_eq!(
+            status(
+                &config,
+                upgrade_request("/ws").header(header::SEC_WEBSOCKET_PROTOCOL, "graphql-ws")
+            ),
+            400
+        );
+    }
+
+    #[test]
+    fn allow_lists_follow_the_configuration() {
+        let open = WsConfig::new().bound_to(IpAddr::from([0, 0, 0, 0]));
+        let mut foreign = upgrade_request("/ws").header(header::ORIGIN, "https://app.example");
+        if let Some(h) = foreign.headers_mut() {
+            h.insert(header::HOST, HeaderValue::from_static("mcp.example:443"));
+        }
+        assert_eq!(status(&open, foreign), 101);
+        let only = WsConfig::new()
+            .path("/socket")
+            .allowed_origins(AllowList::Only(vec!["https://app.example".into()]));
+        assert_eq!(
+            status(
+                &only,
+                upgrade_request("/socket").header(header::ORIGIN, "https://APP.example")
+            ),
+            101
+        );
+        assert_eq!(
+            status(
+                &only,
+                upgrade_request("/socket").header(header::ORIGIN, "http://app.example")
+            ),
+            403
+        );
+        assert_eq!(
+            status(
+                &WsConfig::new(),
+                upgrade_request("/ws").header(header::ORIGIN, "http://[::1]:3000")
+            ),
+            101
+        );
+    }
+
+    #[test]
+    fn client_requests() {
+        let r = client_request("ws://[::1]:8080/ws").unwrap();
+        assert_eq!((r.host.as_str(), r.port), ("::1", 8080));
+        assert_eq!(r.request.headers()[header::SEC_WEBSOCKET_PROTOCOL], "mcp");
+        assert_eq!(r.request.headers()[header::HOST], "[::1]:8080");
+        let r = client_request("WS://localhost/ws").unwrap();
+        assert_eq!((r.host.as_str(), r.port), ("localhost", 80));
+        for bad in [
+            "wss://localhost/ws",
+            "http://localhost/ws",
+            "ws:///ws",
+            "not a url",
+        ] {
+            let e = client_request(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams, "{bad}");
+        }
+    }
+}
