@@ -11,7 +11,8 @@
 //!   [`serve_tcp`] (an accept loop);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]).
+//!   [`ChildClient`]); over HTTP: [`connect_http`] (Streamable HTTP), [`connect_sse`] (the
+//!   legacy HTTP+SSE transport) and [`connect_http_auto`] (the backwards-compatible probe).
 //!
 //! async-std is no longer maintained upstream; its support here is a thin runtime adapter, and
 //! new code may prefer smol.
@@ -30,6 +31,7 @@
 #![deny(missing_docs)]
 
 mod child;
+mod http_client;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
 mod stdio;
@@ -40,8 +42,10 @@ use async_io::Async;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
 pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
+pub use http_client::{AsyncIoConnector, connect_http, connect_http_auto, connect_sse};
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 pub use mcp_service::{
     BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
     IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,

@@ -8,7 +8,8 @@
 //!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]).
+//!   [`ChildClient`]); over HTTP: [`connect_http`] (Streamable HTTP), [`connect_sse`] (the
+//!   legacy HTTP+SSE transport) and [`connect_http_auto`] (the backwards-compatible probe).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), mcp_tokio::Error> {
@@ -20,7 +21,10 @@
 
 mod child;
 mod http;
+mod http_client;
 pub use http::serve_http;
+pub use http_client::{TokioConnector, connect_http, connect_http_auto, connect_sse};
+pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 mod runtime;
 mod stdio;
 
