@@ -170,7 +170,9 @@ impl HttpClientOptions {
 }
 
 /// The byte stream of an HTTP transport to `url`, for [`Client::connect`] (or any client
-/// engine): background tasks are spawned on `rt`, connections come from `connector`.
+/// engine), and a future that resolves once the transport has finished after the engine closed
+/// it (the session DELETEd, background tasks ended): await it before a short-lived program
+/// exits. Background tasks are spawned on `rt`, connections come from `connector`.
 ///
 /// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
 /// TLS) or on a bearer token that is not a valid header value; everything else (refused
@@ -181,8 +183,23 @@ pub fn http_transport<R: Runtime, C: Connector>(
     url: &str,
     kind: HttpTransport,
     options: HttpClientOptions,
-) -> Result<ByteStream, Error> {
+) -> Result<(ByteStream, TransportFinished), Error> {
     transport::open(rt, connector, url, kind, options)
+}
+
+/// Resolves once an HTTP transport has finished (see [`http_transport`]).
+#[derive(Debug)]
+#[must_use = "a future does nothing unless awaited"]
+pub struct TransportFinished(pub(crate) futures_channel::oneshot::Receiver<()>);
+
+impl std::future::Future for TransportFinished {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|_| ())
+    }
 }
 
 /// Connects a typed [`Client`] to `url` over `kind`: the transport and the connection task
@@ -195,7 +212,7 @@ pub async fn connect<R: Runtime, C: Connector>(
     client: ClientOptions,
     http: HttpClientOptions,
 ) -> Result<Client, Error> {
-    let stream = http_transport(rt.clone(), connector, url, kind, http)?;
+    let (stream, _finished) = http_transport(rt.clone(), connector, url, kind, http)?;
     Client::connect(rt, stream, client).await
 }
 

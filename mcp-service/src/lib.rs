@@ -32,5 +32,5 @@ pub mod client;
 pub mod server;
 
 pub use client::{Client, ClientOptions};
-pub use http_client::{Connector, HttpClientOptions, HttpTransport};
+pub use http_client::{Connector, HttpClientOptions, HttpTransport, TransportFinished};
 pub use server::{Server, ServerBuilder};

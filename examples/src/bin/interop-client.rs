@@ -190,7 +190,7 @@ enum Target {
 
 /// The walk's connection: a child process or an HTTP client.
 enum Conn {
-    Child(mcp_tokio::ChildClient),
+    Child(Box<mcp_tokio::ChildClient>),
     Http(mcp_service::Client),
 }
 
@@ -210,7 +210,8 @@ async fn connect(target: &Target, options: ClientOptions) -> Result<Conn, String
         Target::Command(server) => {
             let mut cmd = tokio::process::Command::new(&server[0]);
             cmd.args(&server[1..]);
-            Ok(Conn::Child(mcp_tokio::spawn(cmd, options).await.ctx("spawn")?))
+            let child = mcp_tokio::spawn(cmd, options).await.ctx("spawn")?;
+            Ok(Conn::Child(Box::new(child)))
         }
         Target::Http(url) => Ok(Conn::Http(
             mcp_tokio::connect_http(url, options, http())
@@ -1140,7 +1141,10 @@ async fn run(target: &Target, w: &mut Walk) {
                 while !client.is_closed() && tokio::time::Instant::now() < deadline {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-                ensure!(client.is_closed(), "the client is still open 5 s after close");
+                ensure!(
+                    client.is_closed(),
+                    "the client is still open 5 s after close"
+                );
                 ensure!(client.ping().await.is_err(), "ping succeeded after close");
                 Ok("client closed".into())
             }

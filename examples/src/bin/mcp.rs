@@ -10,13 +10,92 @@
 //! mcp prompt NAME '{"k":"v"}'  -- SERVER_CMD ARGS...
 //! mcp ping                     -- SERVER_CMD ARGS...
 //! ```
+//!
+//! Instead of `-- SERVER_CMD`, a server reachable over HTTP:
+//!
+//! ```text
+//! mcp tools --url http://127.0.0.1:8080/mcp   # Streamable HTTP, falling back to legacy SSE
+//! mcp tools --sse-url http://127.0.0.1:3001/sse  # legacy HTTP+SSE (2024-11-05)
+//! mcp tools --url URL --bearer TOKEN          # with `Authorization: Bearer TOKEN`
+//! ```
 
 use std::collections::BTreeMap;
 
-use mcp_service::{ClientOptions, Error};
+use mcp_service::{ClientOptions, Error, HttpClientOptions, HttpTransport};
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: mcp <tools|call NAME JSON|resources|templates|read URI|prompts|prompt NAME JSON|ping> -- SERVER_CMD [ARGS...]";
+const USAGE: &str = "usage: mcp <tools|call NAME JSON|resources|templates|read URI|prompts|prompt NAME JSON|ping> (-- SERVER_CMD [ARGS...] | --url URL | --sse-url URL) [--bearer TOKEN]";
+
+/// Where the server is.
+enum Target {
+    Command(Vec<String>),
+    /// Streamable HTTP with the probe's fallback to legacy SSE.
+    Url(String),
+    /// Legacy HTTP+SSE.
+    SseUrl(String),
+}
+
+/// The connection: a child process, or an HTTP client and its transport's end.
+enum Conn {
+    Child(Box<mcp_tokio::ChildClient>),
+    Http(
+        mcp_service::Client,
+        mcp_service::http_client::TransportFinished,
+    ),
+}
+
+impl std::ops::Deref for Conn {
+    type Target = mcp_service::Client;
+    fn deref(&self) -> &mcp_service::Client {
+        match self {
+            Conn::Child(c) => c,
+            Conn::Http(c, _) => c,
+        }
+    }
+}
+
+impl Conn {
+    async fn open(target: Target, bearer: Option<String>) -> Result<Conn, Error> {
+        let options = ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+        let (url, kind) = match target {
+            Target::Command(server) => {
+                let mut cmd = tokio::process::Command::new(&server[0]);
+                cmd.args(&server[1..]);
+                return Ok(Conn::Child(Box::new(mcp_tokio::spawn(cmd, options).await?)));
+            }
+            Target::Url(url) => (url, HttpTransport::Auto),
+            Target::SseUrl(url) => (url, HttpTransport::LegacySse),
+        };
+        let mut http = HttpClientOptions::new();
+        if let Some(token) = bearer {
+            http = http.bearer(token);
+        }
+        let rt = mcp_tokio::TokioRuntime::current();
+        let (stream, finished) = mcp_service::http_client::http_transport(
+            rt.clone(),
+            mcp_tokio::TokioConnector,
+            &url,
+            kind,
+            http,
+        )?;
+        let client = mcp_service::Client::connect(rt, stream, options).await?;
+        Ok(Conn::Http(client, finished))
+    }
+
+    async fn close(self) {
+        match self {
+            Conn::Child(child) => {
+                let _ = child.shutdown(std::time::Duration::from_secs(2)).await;
+            }
+            Conn::Http(client, finished) => {
+                // Closing ends the session (DELETE); wait for it before the process exits.
+                client.close();
+                drop(client);
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), finished).await;
+            }
+        }
+    }
+}
 
 fn fail(msg: &str) -> ! {
     eprintln!("mcp: {msg}\n{USAGE}");
@@ -32,14 +111,8 @@ fn json_arg(s: Option<&String>) -> Value {
     }
 }
 
-async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> {
-    let mut cmd = tokio::process::Command::new(&server[0]);
-    cmd.args(&server[1..]);
-    let child = mcp_tokio::spawn(
-        cmd,
-        ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION")),
-    )
-    .await?;
+async fn run(command: Vec<String>, target: Target, bearer: Option<String>) -> Result<Value, Error> {
+    let child = Conn::open(target, bearer).await?;
     let to = |v: &dyn ToJson| v.to_value();
     let out = match command[0].as_str() {
         "tools" => to(&child.list_tools().await?),
@@ -75,7 +148,7 @@ async fn run(command: Vec<String>, server: Vec<String>) -> Result<Value, Error> 
         }
         other => fail(&format!("unknown command {other:?}")),
     };
-    let _ = child.shutdown(std::time::Duration::from_secs(2)).await;
+    child.close().await;
     Ok(out)
 }
 
@@ -92,20 +165,54 @@ impl<T: serde::Serialize> ToJson for T {
 
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
-    let Some(split) = raw.iter().position(|a| a == "--") else {
-        fail("missing `-- SERVER_CMD`")
+    let (before, server) = match raw.iter().position(|a| a == "--") {
+        Some(split) => (raw[..split].to_vec(), Some(raw[split + 1..].to_vec())),
+        None => (raw, None),
     };
-    let command = raw[..split].to_vec();
-    let server = raw[split + 1..].to_vec();
-    if command.is_empty() || server.is_empty() {
-        fail("missing command or server");
+    let mut command = Vec::new();
+    let mut url = None;
+    let mut sse_url = None;
+    let mut bearer = None;
+    let mut it = before.into_iter();
+    while let Some(arg) = it.next() {
+        let slot = match arg.as_str() {
+            "--url" => &mut url,
+            "--sse-url" => &mut sse_url,
+            "--bearer" => &mut bearer,
+            _ => {
+                command.push(arg);
+                continue;
+            }
+        };
+        match it.next() {
+            Some(v) => *slot = Some(v),
+            None => fail(&format!("{arg} needs a value")),
+        }
+    }
+    let target = match (server, url, sse_url) {
+        (Some(server), None, None) if !server.is_empty() => Target::Command(server),
+        (None, Some(url), None) => Target::Url(url),
+        (None, None, Some(url)) => Target::SseUrl(url),
+        (None, None, None) => fail("missing `-- SERVER_CMD`, `--url URL` or `--sse-url URL`"),
+        _ => fail("give exactly one of `-- SERVER_CMD`, `--url URL`, `--sse-url URL`"),
+    };
+    if command.is_empty() {
+        fail("missing command");
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    match rt.block_on(run(command, server)) {
-        Ok(v) => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
+    match rt.block_on(run(command, target, bearer)) {
+        Ok(v) => {
+            // A closed stdout (`mcp tools | head`) is not an error worth a panic.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            );
+        }
         Err(e) => {
             println!(
                 "{}",

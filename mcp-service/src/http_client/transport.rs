@@ -28,7 +28,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::{Connector, HttpClientOptions, HttpTransport, status_kind};
+use super::{Connector, HttpClientOptions, HttpTransport, TransportFinished, status_kind};
 use crate::cancel::CancellationToken;
 use crate::connection::ByteStream;
 use crate::runtime::Runtime;
@@ -45,6 +45,8 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
 type Body = Full<Bytes>;
 type Inbound = Result<Vec<u8>, io::Error>;
+/// Host and port: the key of pooled connections.
+type HostPort = (String, u16);
 
 /// Where requests go: an `http://` URL split for hyper.
 #[derive(Clone, Debug)]
@@ -102,7 +104,7 @@ impl Target {
         })
     }
 
-    fn key(&self) -> (String, u16) {
+    fn key(&self) -> HostPort {
         (self.host.clone(), self.port)
     }
 }
@@ -269,7 +271,7 @@ struct Shared<R, C> {
     options: HttpClientOptions,
     headers: HeaderMap,
     state: Mutex<State>,
-    pool: Mutex<Vec<((String, u16), SendRequest<Body>)>>,
+    pool: Mutex<Vec<(HostPort, SendRequest<Body>)>>,
     inbound: UnboundedSender<Inbound>,
     shutdown: CancellationToken,
     reinit: futures_util::lock::Mutex<()>,
@@ -278,7 +280,7 @@ struct Shared<R, C> {
 
 /// A connection taken from the pool for one exchange; given back once the body was read.
 struct Lease {
-    key: (String, u16),
+    key: HostPort,
     sender: SendRequest<Body>,
 }
 
@@ -302,7 +304,7 @@ pub(super) fn open<R: Runtime, C: Connector>(
     url: &str,
     kind: HttpTransport,
     options: HttpClientOptions,
-) -> Result<ByteStream, Error> {
+) -> Result<(ByteStream, TransportFinished), Error> {
     let target = Target::parse(url)?;
     let mut headers = options.headers.clone();
     if let Some(token) = &options.bearer {
@@ -327,8 +329,12 @@ pub(super) fn open<R: Runtime, C: Connector>(
         reinit: futures_util::lock::Mutex::new(()),
         next_task: AtomicU64::new(1),
     });
-    rt.spawn(Box::pin(dispatch(shared, out_rx)));
-    Ok(ByteStream::new(
+    let (finished_tx, finished_rx) = oneshot::channel();
+    rt.spawn(Box::pin(async move {
+        dispatch(shared, out_rx).await;
+        let _ = finished_tx.send(());
+    }));
+    let stream = ByteStream::new(
         InboundReader {
             rx: in_rx,
             current: Vec::new(),
@@ -339,7 +345,8 @@ pub(super) fn open<R: Runtime, C: Connector>(
             tx: out_tx,
             closing: None,
         },
-    ))
+    );
+    Ok((stream, TransportFinished(finished_rx)))
 }
 
 // ------------------------------------------------------------------- the engine's halves
@@ -650,7 +657,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         .await
     }
 
-    fn pooled(&self, key: &(String, u16)) -> Option<SendRequest<Body>> {
+    fn pooled(&self, key: &HostPort) -> Option<SendRequest<Body>> {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(pos) = pool.iter().rposition(|(k, _)| k == key) {
             let (_, mut sender) = pool.swap_remove(pos);
@@ -691,8 +698,10 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             }
             _ => {}
         }
+        // The transport's own headers win; every value of the others is sent.
+        let own: Vec<HeaderName> = headers.keys().cloned().collect();
         for (name, value) in &self.headers {
-            if !headers.contains_key(name) || name == AUTHORIZATION {
+            if !own.contains(name) {
                 headers.append(name, value.clone());
             }
         }
@@ -1430,7 +1439,7 @@ mod tests {
     fn classifies_messages() {
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#),
-            Kind::Request { id, method } if id == Value::from(3) && method == "tools/list"
+            Kind::Request { id, method } if id == 3 && method == "tools/list"
         ));
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
