@@ -50,6 +50,9 @@ struct Front {
     cut: Mutex<Option<(String, usize)>>,
     require_bearer: Option<String>,
     cuts: AtomicUsize,
+    /// Answer the next POST holding this JSON-RPC method with this status, content type and
+    /// body instead of passing it on.
+    inject: Mutex<Option<(String, StatusCode, &'static str, &'static str)>>,
 }
 
 impl Front {
@@ -99,6 +102,22 @@ impl Front {
                 *r.status_mut() = StatusCode::UNAUTHORIZED;
                 return r;
             }
+        }
+        let injected = {
+            let mut inject = self.inject.lock().unwrap();
+            match inject.as_ref() {
+                Some((method, ..)) if text.contains(&format!("\"method\":\"{method}\"")) => {
+                    inject.take()
+                }
+                _ => None,
+            }
+        };
+        if let Some((_, status, content_type, body)) = injected {
+            let mut r = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
+            *r.status_mut() = status;
+            r.headers_mut()
+                .insert("content-type", HeaderValue::from_static(content_type));
+            return r;
         }
         let cut_after = {
             let mut cut = self.cut.lock().unwrap();
@@ -197,6 +216,7 @@ async fn start(mode: ResponseMode, require_bearer: Option<&str>) -> (Arc<Front>,
         cut: Mutex::new(None),
         require_bearer: require_bearer.map(str::to_owned),
         cuts: AtomicUsize::new(0),
+        inject: Mutex::new(None),
     });
     tokio::spawn(engine);
     let f = front.clone();
@@ -491,4 +511,59 @@ async fn errors_are_clear() {
     .await
     .unwrap_err();
     assert!(e.message().contains("404"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_errors_fail_only_their_request() {
+    let (front, url) = start(ResponseMode::Sse, None).await;
+    let client = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
+        .await
+        .unwrap();
+
+    // A 500 with a body.
+    *front.inject.lock().unwrap() = Some((
+        "tools/call".into(),
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "text/plain",
+        "database on fire",
+    ));
+    let e = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+    assert!(
+        e.message().contains("500") && e.message().contains("database on fire"),
+        "{e}"
+    );
+
+    // Malformed JSON in a JSON reply.
+    *front.inject.lock().unwrap() = Some((
+        "tools/list".into(),
+        StatusCode::OK,
+        "application/json",
+        "{\"jsonrpc\": \"2.0\", \"id\": ",
+    ));
+    let e = client.list_tools().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Parse, "{e}");
+    assert!(e.message().contains("not valid JSON"), "{e}");
+
+    // An SSE reply that ends without the response and without event ids to resume from.
+    *front.inject.lock().unwrap() = Some((
+        "ping".into(),
+        StatusCode::OK,
+        "text/event-stream",
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n",
+    ));
+    let e = client.ping().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+    assert!(e.message().contains("no event id to resume from"), "{e}");
+
+    // The client is still fine.
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "3");
+    client.ping().await.unwrap();
 }
