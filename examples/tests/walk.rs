@@ -111,9 +111,12 @@ async fn tokio_streamable_http_sse_replies() {
     walk(&client).await.unwrap();
 }
 
+// SSE replies only: with JSON replies, progress and streamed items travel on the standalone
+// GET stream while the result comes in the POST's body, on another connection, so the walk's
+// "every progress before the result" checks would race (covered in mcp-tokio's tests instead).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokio_streamable_http_json_replies() {
-    let url = http_server(mcp_proto::http::ResponseMode::Json).await;
+async fn tokio_streamable_http_probe() {
+    let url = http_server(mcp_proto::http::ResponseMode::Sse).await;
     let client = mcp_tokio::connect_http_auto(&url, options(), Default::default())
         .await
         .unwrap();

@@ -18,6 +18,9 @@
 //! does) and never interprets MCP beyond what the transport needs: the kind and id of each
 //! message, the `initialize` request and the negotiated protocol version.
 
+mod message;
+mod pipe;
+mod target;
 mod transport;
 
 use std::io;

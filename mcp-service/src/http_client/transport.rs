@@ -1,20 +1,20 @@
-//! The HTTP transport task behind the byte stream: dispatch of the engine's messages as
-//! POSTs, reply reading (JSON, SSE), the standalone GET stream, SSE resumption, session
-//! re-initialisation, the legacy SSE stream and the connection pool.
+//! The HTTP transport behind the byte stream: the dispatcher of the engine's messages (one
+//! POST each; the handshake in order, everything else concurrently), reply reading (JSON,
+//! SSE), the standalone GET stream, SSE resumption, session re-initialisation, the legacy SSE
+//! stream, the probe, DELETE on close, and the connection pool.
+//!
+//! What arrives goes to the engine through an unbounded channel: the engine reads it as fast
+//! as it parses, and each message is bounded by `HttpClientOptions::max_message_size`.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures_channel::oneshot;
-use futures_core::Stream;
-use futures_io::{AsyncRead, AsyncWrite};
 use futures_util::FutureExt;
 use futures_util::future::{Either, select};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
@@ -24,10 +24,13 @@ use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
 use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::{Duration, Error, ErrorKind};
-use serde::Deserialize;
 use serde_json::Value;
-use url::Url;
 
+use super::message::{
+    Kind, cancelled_id, classify, error_line, ndjson_line, negotiated_version, response_id,
+};
+use super::pipe::{Inbound, InboundReader, OutboundWriter, Outgoing};
+use super::target::{HostPort, Target, legacy_endpoint};
 use super::{Connector, HttpClientOptions, HttpTransport, TransportFinished, status_kind};
 use crate::cancel::CancellationToken;
 use crate::connection::ByteStream;
@@ -44,174 +47,6 @@ const ERROR_BODY_QUOTE: usize = 512;
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
 type Body = Full<Bytes>;
-type Inbound = Result<Vec<u8>, io::Error>;
-/// Host and port: the key of pooled connections.
-type HostPort = (String, u16);
-
-/// Where requests go: an `http://` URL split for hyper.
-#[derive(Clone, Debug)]
-struct Target {
-    url: Url,
-    host: String,
-    port: u16,
-    authority: String,
-    path: String,
-}
-
-impl Target {
-    fn parse(url: &str) -> Result<Target, Error> {
-        let url = Url::parse(url)
-            .map_err(|e| Error::invalid_params(format!("invalid URL {url:?}: {e}")))?;
-        Target::new(url)
-    }
-
-    fn new(url: Url) -> Result<Target, Error> {
-        match url.scheme() {
-            "http" => {}
-            "https" => {
-                return Err(Error::invalid_params(format!(
-                    "{url}: https URLs are not supported (this client has no TLS); use http://"
-                )));
-            }
-            other => {
-                return Err(Error::invalid_params(format!(
-                    "{url}: unsupported URL scheme {other:?}; use http://"
-                )));
-            }
-        }
-        let host = match url.host() {
-            Some(url::Host::Domain(d)) => d.to_owned(),
-            Some(url::Host::Ipv4(a)) => a.to_string(),
-            Some(url::Host::Ipv6(a)) => a.to_string(),
-            None => return Err(Error::invalid_params(format!("{url}: the URL has no host"))),
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let host_str = url.host_str().unwrap_or_default();
-        let authority = match url.port() {
-            Some(p) => format!("{host_str}:{p}"),
-            None => host_str.to_owned(),
-        };
-        let path = match url.query() {
-            Some(q) => format!("{}?{q}", url.path()),
-            None => url.path().to_owned(),
-        };
-        Ok(Target {
-            url,
-            host,
-            port,
-            authority,
-            path,
-        })
-    }
-
-    fn key(&self) -> HostPort {
-        (self.host.clone(), self.port)
-    }
-}
-
-/// What a message the engine wrote is, as far as the transport cares.
-#[derive(Debug)]
-enum Kind {
-    Request {
-        id: Value,
-        method: String,
-    },
-    Notification {
-        method: String,
-    },
-    /// A response, or anything else (a batch).
-    Other,
-}
-
-#[derive(Deserialize)]
-struct Head {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<String>,
-}
-
-fn classify(line: &[u8]) -> Kind {
-    match serde_json::from_slice::<Head>(line) {
-        Ok(Head {
-            id: Some(id),
-            method: Some(method),
-        }) => Kind::Request { id, method },
-        Ok(Head {
-            id: None,
-            method: Some(method),
-        }) => Kind::Notification { method },
-        _ => Kind::Other,
-    }
-}
-
-/// The id of a response message (no `method`, an `id`).
-fn response_id(msg: &[u8]) -> Option<Value> {
-    match serde_json::from_slice::<Head>(msg) {
-        Ok(Head {
-            id: Some(id),
-            method: None,
-        }) => Some(id),
-        _ => None,
-    }
-}
-
-/// The `protocolVersion` of an `initialize` result.
-fn negotiated_version(msg: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Init {
-        result: InitResult,
-    }
-    #[derive(Deserialize)]
-    struct InitResult {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: String,
-    }
-    serde_json::from_slice::<Init>(msg)
-        .ok()
-        .map(|i| i.result.protocol_version)
-}
-
-/// The `requestId` of a `notifications/cancelled`.
-fn cancelled_id(msg: &[u8]) -> Option<Value> {
-    #[derive(Deserialize)]
-    struct Cancelled {
-        params: CancelledParams,
-    }
-    #[derive(Deserialize)]
-    struct CancelledParams {
-        #[serde(rename = "requestId")]
-        request_id: Option<Value>,
-    }
-    serde_json::from_slice::<Cancelled>(msg)
-        .ok()
-        .and_then(|c| c.params.request_id)
-}
-
-/// One JSON text as one NDJSON line (servers may pretty-print; NDJSON needs one line).
-fn ndjson_line(data: &[u8]) -> Result<Vec<u8>, String> {
-    let mut line = if data.iter().any(|&b| b == b'\n' || b == b'\r') {
-        let v: Value = serde_json::from_slice(data).map_err(|e| e.to_string())?;
-        serde_json::to_vec(&v).map_err(|e| e.to_string())?
-    } else {
-        serde_json::from_slice::<serde::de::IgnoredAny>(data).map_err(|e| e.to_string())?;
-        data.to_vec()
-    };
-    line.push(b'\n');
-    Ok(line)
-}
-
-/// A JSON-RPC error response to `id`, as one NDJSON line.
-fn error_line(id: &Value, error: &Error) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {"code": error.code(), "message": error.message()},
-    }))
-    .unwrap_or_default();
-    line.push(b'\n');
-    line
-}
 
 fn is_event_stream(resp: &Response<Incoming>) -> bool {
     content_type(resp).is_some_and(|c| c.starts_with(EVENT_STREAM))
@@ -349,102 +184,6 @@ pub(super) fn open<R: Runtime, C: Connector>(
     Ok((stream, TransportFinished(finished_rx)))
 }
 
-// ------------------------------------------------------------------- the engine's halves
-
-/// The engine's read half: lines the transport received.
-struct InboundReader {
-    rx: UnboundedReceiver<Inbound>,
-    current: Vec<u8>,
-    pos: usize,
-}
-
-impl AsyncRead for InboundReader {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        loop {
-            if this.pos < this.current.len() {
-                let n = buf.len().min(this.current.len() - this.pos);
-                buf[..n].copy_from_slice(&this.current[this.pos..this.pos + n]);
-                this.pos += n;
-                return Poll::Ready(Ok(n));
-            }
-            match Pin::new(&mut this.rx).poll_next(cx) {
-                Poll::Ready(Some(Ok(line))) => {
-                    this.current = line;
-                    this.pos = 0;
-                }
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                Poll::Ready(None) => return Poll::Ready(Ok(0)),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
-}
-
-enum Outgoing {
-    Message(Bytes),
-    Close(oneshot::Sender<()>),
-}
-
-/// The engine's write half: complete lines go to the dispatcher.
-struct OutboundWriter {
-    buf: Vec<u8>,
-    tx: UnboundedSender<Outgoing>,
-    closing: Option<oneshot::Receiver<()>>,
-}
-
-impl AsyncWrite for OutboundWriter {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        this.buf.extend_from_slice(data);
-        while let Some(end) = this.buf.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = this.buf.drain(..=end).collect();
-            let trimmed = line.trim_ascii();
-            if trimmed.is_empty() {
-                continue;
-            }
-            if this
-                .tx
-                .unbounded_send(Outgoing::Message(Bytes::copy_from_slice(trimmed)))
-                .is_err()
-            {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::BrokenPipe,
-                    "the HTTP transport has ended",
-                )));
-            }
-        }
-        Poll::Ready(Ok(data.len()))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.closing.is_none() {
-            let (tx, rx) = oneshot::channel();
-            if this.tx.unbounded_send(Outgoing::Close(tx)).is_err() {
-                return Poll::Ready(Ok(()));
-            }
-            this.closing = Some(rx);
-        }
-        match this.closing.as_mut().map(|rx| Pin::new(rx).poll(cx)) {
-            Some(Poll::Pending) => Poll::Pending,
-            _ => Poll::Ready(Ok(())),
-        }
-    }
-}
-
 // ------------------------------------------------------------------- the dispatcher
 
 async fn dispatch<R: Runtime, C: Connector>(
@@ -480,7 +219,9 @@ async fn dispatch<R: Runtime, C: Connector>(
                 shared.lock().initialized = Some(line.clone());
                 // Sent before anything else goes out: the server must see it first.
                 shared.clone().post_message(line, None).await;
-                shared.clone().start_standalone();
+                // Requests go out once the standalone stream is attached (or refused), so that
+                // what the server sends on it about them is not dropped for want of a stream.
+                shared.clone().start_standalone().await;
             }
             Kind::Notification { method } => {
                 if method == "notifications/cancelled"
@@ -869,7 +610,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             }
             let _ = resp.into_body().collect().await;
             self.release(lease);
-            self.clone().start_standalone();
+            self.clone().start_standalone().await;
         }
         Ok(())
     }
@@ -1216,8 +957,9 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     // --------------------------------------------------------------- the GET stream
 
     /// Opens the standalone GET stream of the current session (Streamable HTTP), keeping it
-    /// open across breaks until the session changes or the transport closes.
-    fn start_standalone(self: Arc<Self>) {
+    /// open across breaks until the session changes or the transport closes. Resolves once
+    /// the first attempt has its answer.
+    async fn start_standalone(self: Arc<Self>) {
         let (legacy, generation) = {
             let st = self.lock();
             (st.legacy, st.generation)
@@ -1226,14 +968,23 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             return;
         }
         let rt = self.rt.clone();
+        let (opened_tx, opened_rx) = oneshot::channel();
         rt.spawn(Box::pin(async move {
             let (n, token) = self.register(None);
-            self.standalone(generation, &token).await;
+            self.standalone(generation, &token, opened_tx).await;
             self.unregister(n);
         }));
+        // Resolves when the first attempt has its answer, or the task ended.
+        let _ = opened_rx.await;
     }
 
-    async fn standalone(self: &Arc<Self>, generation: u64, token: &CancellationToken) {
+    async fn standalone(
+        self: &Arc<Self>,
+        generation: u64,
+        token: &CancellationToken,
+        opened: oneshot::Sender<()>,
+    ) {
+        let mut opened = Some(opened);
         let mut last_id: Option<String> = None;
         let mut retry: Option<u64> = None;
         let mut attempts = 0u32;
@@ -1252,6 +1003,9 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
                 Either::Left((r, _)) => r,
                 Either::Right(_) => return,
             };
+            if let Some(tx) = opened.take() {
+                let _ = tx.send(());
+            }
             match got {
                 Ok((resp, lease)) if resp.status().is_success() && is_event_stream(&resp) => {
                     match self
@@ -1407,114 +1161,5 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
                 format!("the server closed the SSE stream {}", sse.url),
             ));
         }
-    }
-}
-
-/// The POST endpoint named by a legacy `endpoint` event: resolved against the SSE URL, and
-/// on the same origin.
-fn legacy_endpoint(sse: &Target, data: &str) -> Result<Target, Error> {
-    let url = sse.url.join(data).map_err(|e| {
-        Error::new(
-            ErrorKind::ProtocolInvalid,
-            format!("the SSE endpoint event names an invalid URL {data:?}: {e}"),
-        )
-    })?;
-    if url.origin() != sse.url.origin() {
-        return Err(Error::new(
-            ErrorKind::ProtocolInvalid,
-            format!(
-                "the SSE endpoint event names {url}, not on the origin of {}",
-                sse.url
-            ),
-        ));
-    }
-    Target::new(url)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classifies_messages() {
-        assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#),
-            Kind::Request { id, method } if id == 3 && method == "tools/list"
-        ));
-        assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Kind::Notification { method } if method == "notifications/initialized"
-        ));
-        assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
-            Kind::Other
-        ));
-        assert!(matches!(classify(b"not json"), Kind::Other));
-    }
-
-    #[test]
-    fn response_ids_and_versions() {
-        let msg = br#"{"jsonrpc":"2.0","id":"a","result":{"protocolVersion":"2025-06-18"}}"#;
-        assert_eq!(response_id(msg), Some(Value::from("a")));
-        assert_eq!(negotiated_version(msg).as_deref(), Some("2025-06-18"));
-        assert_eq!(
-            response_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            None
-        );
-        assert_eq!(
-            cancelled_id(
-                br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#
-            ),
-            Some(Value::from(7))
-        );
-    }
-
-    #[test]
-    fn ndjson_lines_are_single_lines() {
-        assert_eq!(ndjson_line(b"{\"a\":1}").unwrap(), b"{\"a\":1}\n");
-        assert_eq!(ndjson_line(b"{\n  \"a\": 1\r\n}").unwrap(), b"{\"a\":1}\n");
-        assert!(ndjson_line(b"{\"a\":").is_err());
-    }
-
-    #[test]
-    fn targets() {
-        let t = Target::parse("http://127.0.0.1:8080/mcp?x=1").unwrap();
-        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 8080));
-        assert_eq!(t.authority, "127.0.0.1:8080");
-        assert_eq!(t.path, "/mcp?x=1");
-        let t = Target::parse("http://[::1]/sse").unwrap();
-        assert_eq!(
-            (t.host.as_str(), t.port, t.authority.as_str()),
-            ("::1", 80, "[::1]")
-        );
-        let e = Target::parse("https://example.com/mcp").unwrap_err();
-        assert!(e.message().contains("https URLs are not supported"), "{e}");
-        assert!(Target::parse("ftp://x/").is_err());
-        assert!(Target::parse("/relative").is_err());
-    }
-
-    #[test]
-    fn legacy_endpoints_resolve_on_the_same_origin() {
-        let sse = Target::parse("http://localhost:3001/sse").unwrap();
-        let t = legacy_endpoint(&sse, "/message?sessionId=abc").unwrap();
-        assert_eq!(t.path, "/message?sessionId=abc");
-        assert_eq!(t.authority, "localhost:3001");
-        let t = legacy_endpoint(&sse, "messages?s=1").unwrap();
-        assert_eq!(t.path, "/messages?s=1");
-        let t = legacy_endpoint(&sse, "http://localhost:3001/x").unwrap();
-        assert_eq!(t.path, "/x");
-        assert!(legacy_endpoint(&sse, "http://evil.example/x").is_err());
-    }
-
-    #[test]
-    fn error_lines_carry_the_code() {
-        let line = error_line(
-            &Value::from(4),
-            &Error::new(ErrorKind::Unauthorized, "POST x: HTTP 401"),
-        );
-        let v: Value = serde_json::from_slice(&line).unwrap();
-        assert_eq!(v["id"], 4);
-        assert_eq!(v["error"]["code"], ErrorKind::Unauthorized.code());
-        assert_eq!(line.last(), Some(&b'\n'));
     }
 }
