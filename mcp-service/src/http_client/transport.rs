@@ -43,6 +43,8 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const EVENT_STREAM: &str = "text/event-stream";
 /// How much of an error body is quoted in an error message.
 const ERROR_BODY_QUOTE: usize = 512;
+/// How long requests wait for the standalone stream to open after the handshake.
+const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(5);
 /// Bound of the DELETE sent when the client closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -969,13 +971,15 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         }
         let rt = self.rt.clone();
         let (opened_tx, opened_rx) = oneshot::channel();
+        let self_sleep = rt.sleep_until(rt.now() + STANDALONE_OPEN_WAIT);
         rt.spawn(Box::pin(async move {
             let (n, token) = self.register(None);
             self.standalone(generation, &token, opened_tx).await;
             self.unregister(n);
         }));
-        // Resolves when the first attempt has its answer, or the task ended.
-        let _ = opened_rx.await;
+        // Resolves when the first attempt has its answer or the task ended; a server slow to
+        // answer the GET does not hold up requests for longer than this.
+        let _ = select(opened_rx, self_sleep).await;
     }
 
     async fn standalone(
