@@ -6,6 +6,7 @@
 #                   legacy HTTP+SSE at /sse on one port, tokio)
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
+#                   over stdio, Streamable HTTP, legacy HTTP+SSE, and the probe (to both)
 #
 # Installs the pinned dependencies (npm ci; a venv with pip --require-hashes), builds the two
 # Rust binaries, runs every walk and fails if any check failed. The last line is
@@ -118,8 +119,43 @@ for rt in $RUNTIMES; do
     walk "ts-client (TypeScript SDK) -> everything --runtime $rt" node ts-client.mjs -- "${server[@]}"
     walk "py-client (Python SDK) -> everything --runtime $rt" .venv/bin/python py-client.py -- "${server[@]}"
 done
+SE="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 walk "interop-client (mcp-rs) -> @modelcontextprotocol/server-everything" \
-    "$BIN/interop-client" -- node "$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio
+    "$BIN/interop-client" -- node "$SE" stdio
+
+# The HTTP walks: server-everything's `streamableHttp` (/mcp) and `sse` (/sse, /message)
+# transports, each on a free loopback port (PORT), stopped on exit.
+http_pids=()
+stop_http() { for p in "${http_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap stop_http EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# start_se MODE PORT: starts server-everything in MODE on PORT; waits until it accepts.
+start_se() {
+    PORT="$2" node "$SE" "$1" >/dev/null 2>&1 &
+    http_pids+=("$!")
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "interop: server-everything $1 did not listen on port $2" >&2
+    return 1
+}
+http_port="$(free_port)"
+sse_port="$(free_port)"
+if start_se streamableHttp "$http_port" && start_se sse "$sse_port"; then
+    walk "interop-client (mcp-rs, Streamable HTTP) -> server-everything streamableHttp" \
+        "$BIN/interop-client" --url "http://127.0.0.1:$http_port/mcp"
+    walk "interop-client (mcp-rs, legacy HTTP+SSE) -> server-everything sse" \
+        "$BIN/interop-client" --sse-url "http://127.0.0.1:$sse_port/sse"
+    walk "interop-client (mcp-rs, probe -> Streamable HTTP) -> server-everything streamableHttp" \
+        "$BIN/interop-client" --auto-url "http://127.0.0.1:$http_port/mcp"
+    walk "interop-client (mcp-rs, probe -> legacy SSE) -> server-everything sse" \
+        "$BIN/interop-client" --auto-url "http://127.0.0.1:$sse_port/sse"
+else
+    total_failed=$((total_failed + 1))
+    results+=("FAIL  interop-client HTTP walks (server-everything did not start)")
+fi
+stop_http
 
 # ------------------------------------------ TypeScript SDK client -> our server over HTTP
 # Per runtime, one `everything --transport sse` on a port the OS picks, announced on its stderr:

@@ -164,3 +164,73 @@ async fn tokio_client_ws_process() {
         child.kill().await.unwrap();
     }
 }
+
+/// Serves the everything server over Streamable HTTP on a loopback port of the current tokio
+/// runtime; returns its `/mcp` URL.
+async fn http_server(mode: mcp_proto::http::ResponseMode) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = everything::server();
+    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
+        .response_mode(mode);
+    tokio::spawn(mcp_tokio::serve_http(server, listener, config));
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_streamable_http_sse_replies() {
+    let url = http_server(mcp_proto::http::ResponseMode::Sse).await;
+    let client = mcp_tokio::connect_http(&url, options(), Default::default())
+        .await
+        .unwrap();
+    walk(&client).await.unwrap();
+}
+
+// SSE replies only: with JSON replies, progress and streamed items travel on the standalone
+// GET stream while the result comes in the POST's body, on another connection, so the walk's
+// "every progress before the result" checks would race (covered in mcp-tokio's tests instead).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_streamable_http_probe() {
+    let url = http_server(mcp_proto::http::ResponseMode::Sse).await;
+    let client = mcp_tokio::connect_http_auto(&url, options(), Default::default())
+        .await
+        .unwrap();
+    walk(&client).await.unwrap();
+}
+
+/// A tokio runtime on a background thread serving the everything server over Streamable
+/// HTTP, for the futures-io clients.
+fn background_http_server() -> (tokio::runtime::Runtime, String) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = rt.block_on(http_server(mcp_proto::http::ResponseMode::Sse));
+    (rt, url)
+}
+
+#[test]
+fn async_std_streamable_http() {
+    let (_server, url) = background_http_server();
+    async_std::task::block_on(async {
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let client = mcp_async_std::connect_http(rt, &url, options(), Default::default())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+    });
+}
+
+#[test]
+fn smol_streamable_http() {
+    let (_server, url) = background_http_server();
+    smol::block_on(async {
+        let rt = mcp_async_std::SmolRuntime::new();
+        let client = mcp_async_std::connect_http(rt, &url, options(), Default::default())
+            .await
+            .unwrap();
+        walk(&client).await.unwrap();
+    });
+}

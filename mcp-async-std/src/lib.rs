@@ -11,7 +11,8 @@
 //!   [`serve_tcp`] (an accept loop), [`serve_http`] (Streamable HTTP on hyper);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]);
+//!   [`ChildClient`]); over HTTP: [`connect_http`] (Streamable HTTP), [`connect_sse`] (the
+//!   legacy HTTP+SSE transport) and [`connect_http_auto`] (the backwards-compatible probe);
 //! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
 //!   [`serve_ws_with`] and [`connect_ws`].
 //!
@@ -33,6 +34,7 @@
 
 mod child;
 mod http;
+mod http_client;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
 mod stdio;
@@ -45,8 +47,10 @@ use futures_lite::io::{AsyncRead, AsyncWrite};
 
 pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use http::serve_http;
+pub use http_client::{AsyncIoConnector, connect_http, connect_http_auto, connect_sse};
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{
     BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,

@@ -21,6 +21,7 @@ pub use peer::{Peer, PeerInfo, Progress};
 pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
+pub mod http_client;
 pub mod http_engine;
 pub mod hyper_io;
 pub mod hyper_server;
@@ -35,4 +36,5 @@ pub mod oauth;
 pub mod server;
 
 pub use client::{Client, ClientOptions};
+pub use http_client::{Connector, HttpClientOptions, HttpTransport, TransportFinished};
 pub use server::{Server, ServerBuilder};

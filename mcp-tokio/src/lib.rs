@@ -10,7 +10,8 @@
 //!   mount in axum);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
-//!   [`ChildClient`]);
+//!   [`ChildClient`]); over HTTP: [`connect_http`] (Streamable HTTP), [`connect_sse`] (the
+//!   legacy HTTP+SSE transport) and [`connect_http_auto`] (the backwards-compatible probe);
 //! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
 //!   [`serve_ws_with`] and [`connect_ws`].
 //!
@@ -25,6 +26,9 @@
 mod child;
 pub mod http;
 pub use http::{McpService, serve_http};
+mod http_client;
+pub use http_client::{TokioConnector, connect_http, connect_http_auto, connect_sse};
+pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 mod runtime;
 mod stdio;
 mod ws;

@@ -1,8 +1,12 @@
-//! `interop-client` — our typed client (`mcp_tokio::spawn`) walking the official reference
-//! server `@modelcontextprotocol/server-everything` over stdio, with checked outputs.
+//! `interop-client` — our typed client walking the official reference server
+//! `@modelcontextprotocol/server-everything` over stdio (`mcp_tokio::spawn`), Streamable HTTP,
+//! legacy HTTP+SSE or the probe between them, with checked outputs.
 //!
 //! ```text
 //! interop-client [-- SERVER_CMD ARGS...]
+//! interop-client --url URL        # Streamable HTTP (server-everything `streamableHttp`, /mcp)
+//! interop-client --sse-url URL    # legacy HTTP+SSE (server-everything `sse`, /sse)
+//! interop-client --auto-url URL   # the backwards-compatible probe, then either
 //! ```
 //!
 //! Without a command it runs `node` on
@@ -125,32 +129,35 @@ async fn wait_for<T: Clone>(
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let server: Vec<String> = match args.iter().position(|a| a == "--") {
-        Some(i) => args[i + 1..].to_vec(),
-        None if args.is_empty() => {
-            let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-            vec![
-                "node".into(),
-                format!(
-                    "{root}/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-                ),
-                "stdio".into(),
-            ]
-        }
-        None => {
-            eprintln!("usage: interop-client [-- SERVER_CMD ARGS...]");
-            std::process::exit(2);
-        }
+    let target = match args.first().map(String::as_str) {
+        Some(flag @ ("--url" | "--sse-url" | "--auto-url")) => match args.get(1) {
+            Some(url) if args.len() == 2 => match flag {
+                "--url" => Target::Http(url.clone()),
+                "--sse-url" => Target::Sse(url.clone()),
+                _ => Target::Auto(url.clone()),
+            },
+            _ => usage(),
+        },
+        _ => match args.iter().position(|a| a == "--") {
+            Some(i) if i + 1 < args.len() => Target::Command(args[i + 1..].to_vec()),
+            None if args.is_empty() => {
+                let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+                Target::Command(vec![
+                    "node".into(),
+                    format!(
+                        "{root}/interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+                    ),
+                    "stdio".into(),
+                ])
+            }
+            _ => usage(),
+        },
     };
-    if server.is_empty() {
-        eprintln!("usage: interop-client [-- SERVER_CMD ARGS...]");
-        std::process::exit(2);
-    }
     let mut w = Walk {
         passed: 0,
         failed: 0,
     };
-    let walk = run(&server, &mut w);
+    let walk = run(&target, &mut w);
     if tokio::time::timeout(Duration::from_secs(120), walk)
         .await
         .is_err()
@@ -162,7 +169,69 @@ async fn main() {
     std::process::exit(if w.failed == 0 { 0 } else { 1 });
 }
 
-async fn run(server: &[String], w: &mut Walk) {
+fn usage() -> ! {
+    eprintln!(
+        "usage: interop-client [-- SERVER_CMD ARGS...] | --url URL | --sse-url URL | --auto-url URL"
+    );
+    std::process::exit(2);
+}
+
+/// Where the walk's server is.
+enum Target {
+    /// A child process spoken to over stdio.
+    Command(Vec<String>),
+    /// A Streamable HTTP endpoint.
+    Http(String),
+    /// A legacy HTTP+SSE endpoint (2024-11-05).
+    Sse(String),
+    /// A URL behind the backwards-compatible probe.
+    Auto(String),
+}
+
+/// The walk's connection: a child process or an HTTP client.
+enum Conn {
+    Child(Box<mcp_tokio::ChildClient>),
+    Http(mcp_service::Client),
+}
+
+impl std::ops::Deref for Conn {
+    type Target = mcp_service::Client;
+    fn deref(&self) -> &mcp_service::Client {
+        match self {
+            Conn::Child(c) => c,
+            Conn::Http(c) => c,
+        }
+    }
+}
+
+async fn connect(target: &Target, options: ClientOptions) -> Result<Conn, String> {
+    let http = mcp_tokio::HttpClientOptions::new;
+    match target {
+        Target::Command(server) => {
+            let mut cmd = tokio::process::Command::new(&server[0]);
+            cmd.args(&server[1..]);
+            let child = mcp_tokio::spawn(cmd, options).await.ctx("spawn")?;
+            Ok(Conn::Child(Box::new(child)))
+        }
+        Target::Http(url) => Ok(Conn::Http(
+            mcp_tokio::connect_http(url, options, http())
+                .await
+                .ctx("connect (Streamable HTTP)")?,
+        )),
+        Target::Sse(url) => Ok(Conn::Http(
+            mcp_tokio::connect_sse(url, options, http())
+                .await
+                .ctx("connect (legacy SSE)")?,
+        )),
+        Target::Auto(url) => Ok(Conn::Http(
+            mcp_tokio::connect_http_auto(url, options, http())
+                .await
+                .ctx("connect (probe)")?,
+        )),
+    }
+}
+
+async fn run(target: &Target, w: &mut Walk) {
     let sampling_seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let elicit_seen: Arc<Mutex<Vec<Value>>> = Arc::default();
 
@@ -220,11 +289,9 @@ async fn run(server: &[String], w: &mut Walk) {
             }
         });
 
-    let mut cmd = tokio::process::Command::new(&server[0]);
-    cmd.args(&server[1..]);
     let mut child = None;
     w.check("connect + initialize", async {
-        let c = mcp_tokio::spawn(cmd, options).await.ctx("spawn")?;
+        let c = connect(target, options).await?;
         let info: Value = serde_json::from_str(c.server_info().info.get()).unwrap_or_default();
         let version = c.protocol_version();
         ensure!(
@@ -1058,11 +1125,30 @@ async fn run(server: &[String], w: &mut Walk) {
     .await;
 
     w.check("shutdown", async {
-        let status = client
-            .shutdown(Duration::from_millis(500))
-            .await
-            .map_err(|e| format!("shutdown: {e}"))?;
-        Ok(format!("server exited: {status}"))
+        match client {
+            Conn::Child(child) => {
+                let status = child
+                    .shutdown(Duration::from_millis(500))
+                    .await
+                    .map_err(|e| format!("shutdown: {e}"))?;
+                Ok(format!("server exited: {status}"))
+            }
+            Conn::Http(client) => {
+                client.close();
+                // The connection ends once the session is closed (and DELETEd, over
+                // Streamable HTTP); a closed client fails calls at once.
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+                while !client.is_closed() && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                ensure!(
+                    client.is_closed(),
+                    "the client is still open 5 s after close"
+                );
+                ensure!(client.ping().await.is_err(), "ping succeeded after close");
+                Ok("client closed".into())
+            }
+        }
     })
     .await;
 }

@@ -1,0 +1,231 @@
+//! MCP clients over HTTP: Streamable HTTP (2025-03-26 and later), the legacy HTTP+SSE
+//! transport (2024-11-05), and the backwards-compatible probe that picks one of them.
+//!
+//! The transport presents a [`ByteStream`] to the ordinary client engine, so the whole typed
+//! [`Client`] runs unchanged: each NDJSON line the engine writes is one JSON-RPC message and
+//! becomes one HTTP POST; what the server sends back (an `application/json` body, the `message`
+//! events of an SSE reply, of the standalone GET stream or of the legacy SSE stream) is written
+//! back as NDJSON lines into the engine's read half. HTTP failures of one request become a
+//! JSON-RPC error response to that request (so its caller gets a clear [`Error`]); failures of
+//! the handshake fail [`Client`] creation; a lost session either re-initialises transparently
+//! or fails what is pending.
+//!
+//! HTTP/1.1 runs on hyper's client connection API over connections from a driver-supplied
+//! [`Connector`]; connections are pooled and as many are opened as there are concurrent
+//! requests. Only `http://` URLs are supported (no TLS).
+//!
+//! It never parses HTTP itself (hyper does), never frames SSE itself (`mcp_proto::codec::sse`
+//! does) and never interprets MCP beyond what the transport needs: the kind and id of each
+//! message, the `initialize` request and the negotiated protocol version.
+
+mod message;
+mod pipe;
+mod target;
+mod transport;
+
+use std::io;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+use mcp_proto::{Duration, Error, ErrorKind};
+
+use crate::client::{Client, ClientOptions};
+use crate::connection::ByteStream;
+use crate::runtime::{BoxFuture, Runtime};
+
+/// Opens TCP connections for the HTTP client: supplied by each driver (tokio, async-std, smol).
+pub trait Connector: Send + Sync + 'static {
+    /// The connection type, seen through hyper's IO traits.
+    type Io: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
+
+    /// Connects to `host` (a name or an IP address, without brackets) on `port`.
+    fn connect(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::Io>>;
+}
+
+/// Which HTTP transport to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpTransport {
+    /// Streamable HTTP (2025-03-26 and later): the URL is the MCP endpoint.
+    Streamable,
+    /// The legacy HTTP+SSE transport (2024-11-05): the URL is the SSE endpoint, which names the
+    /// POST endpoint in its first `endpoint` event.
+    LegacySse,
+    /// The spec's backwards-compatible probe: `initialize` is POSTed to the URL; if that
+    /// succeeds the client speaks Streamable HTTP, if it fails with 400, 404 or 405 the URL is
+    /// opened as a legacy SSE endpoint.
+    Auto,
+}
+
+/// Default bound of one message (a JSON body or one SSE event).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
+
+/// Options of the HTTP transport (the MCP-level options are [`ClientOptions`]).
+#[derive(Clone, Debug)]
+pub struct HttpClientOptions {
+    pub(crate) headers: HeaderMap,
+    pub(crate) bearer: Option<String>,
+    pub(crate) reinitialize: bool,
+    pub(crate) standalone_stream: bool,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) response_timeout: Option<Duration>,
+    pub(crate) max_reconnects: u32,
+    pub(crate) reconnect_delay: Duration,
+    pub(crate) max_reconnect_delay: Duration,
+    pub(crate) max_message_size: usize,
+    pub(crate) max_idle_connections: usize,
+}
+
+impl Default for HttpClientOptions {
+    fn default() -> Self {
+        HttpClientOptions {
+            headers: HeaderMap::new(),
+            bearer: None,
+            reinitialize: true,
+            standalone_stream: true,
+            connect_timeout: Some(Duration::from_secs(10)),
+            response_timeout: None,
+            max_reconnects: 5,
+            reconnect_delay: Duration::from_millis(1000),
+            max_reconnect_delay: Duration::from_secs(30),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            max_idle_connections: 16,
+        }
+    }
+}
+
+impl HttpClientOptions {
+    /// The defaults: re-initialisation on 404, the standalone GET stream, a 10 s connect
+    /// timeout, no response timeout, 5 reconnection attempts per broken SSE stream starting at
+    /// 1 s (or the server's `retry`) and doubling up to 30 s, 16 MiB messages.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a header sent with every HTTP request (after the transport's own headers, which
+    /// it cannot replace: `Host`, `Accept`, `Content-Type`, `Mcp-Session-Id`,
+    /// `MCP-Protocol-Version`, `Last-Event-ID`).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every HTTP request.
+    pub fn bearer(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Whether a 404 to a request carrying the session id (the server forgot the session)
+    /// starts a new session transparently — re-sending the original `initialize` and
+    /// `notifications/initialized`, then the request (default) — or fails the pending
+    /// requests and closes the client.
+    pub fn reinitialize(mut self, enabled: bool) -> Self {
+        self.reinitialize = enabled;
+        self
+    }
+
+    /// Whether the standalone GET SSE stream is opened after the handshake (default on).
+    pub fn standalone_stream(mut self, enabled: bool) -> Self {
+        self.standalone_stream = enabled;
+        self
+    }
+
+    /// Bound of opening a TCP connection and its HTTP handshake (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Bound of waiting for the head of each HTTP response (default none). With servers that
+    /// answer requests as one JSON body, the head comes with the result: set this above the
+    /// longest call, or rely on the request timeouts of [`ClientOptions`].
+    pub fn response_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Reconnection attempts for one broken SSE stream before its request fails (default 5;
+    /// the count restarts whenever a reconnection delivers events).
+    pub fn max_reconnects(mut self, attempts: u32) -> Self {
+        self.max_reconnects = attempts;
+        self
+    }
+
+    /// The first reconnection delay when the server sent no `retry` (default 1 s), and the
+    /// largest delay the doubling backoff reaches (default 30 s).
+    pub fn reconnect_delay(mut self, first: Duration, max: Duration) -> Self {
+        self.reconnect_delay = first;
+        self.max_reconnect_delay = max;
+        self
+    }
+
+    /// Largest accepted message: a JSON body or one SSE event (default 16 MiB).
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Most idle HTTP connections kept for reuse (default 16).
+    pub fn max_idle_connections(mut self, connections: usize) -> Self {
+        self.max_idle_connections = connections;
+        self
+    }
+}
+
+/// The byte stream of an HTTP transport to `url`, for [`Client::connect`] (or any client
+/// engine), and a future that resolves once the transport has finished after the engine closed
+/// it (the session DELETEd, background tasks ended): await it before a short-lived program
+/// exits. Background tasks are spawned on `rt`, connections come from `connector`.
+///
+/// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
+/// TLS) or on a bearer token that is not a valid header value; everything else (refused
+/// connections, HTTP errors) surfaces through the stream once the client speaks.
+pub fn http_transport<R: Runtime, C: Connector>(
+    rt: R,
+    connector: C,
+    url: &str,
+    kind: HttpTransport,
+    options: HttpClientOptions,
+) -> Result<(ByteStream, TransportFinished), Error> {
+    transport::open(rt, connector, url, kind, options)
+}
+
+/// Resolves once an HTTP transport has finished (see [`http_transport`]).
+#[derive(Debug)]
+#[must_use = "a future does nothing unless awaited"]
+pub struct TransportFinished(pub(crate) futures_channel::oneshot::Receiver<()>);
+
+impl std::future::Future for TransportFinished {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|_| ())
+    }
+}
+
+/// Connects a typed [`Client`] to `url` over `kind`: the transport and the connection task
+/// run on `rt`, and the client is returned once the handshake completed.
+pub async fn connect<R: Runtime, C: Connector>(
+    rt: R,
+    connector: C,
+    url: &str,
+    kind: HttpTransport,
+    client: ClientOptions,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
+    let (stream, _finished) = http_transport(rt.clone(), connector, url, kind, http)?;
+    Client::connect(rt, stream, client).await
+}
+
+/// The error kind an HTTP status stands for.
+fn status_kind(status: http::StatusCode) -> ErrorKind {
+    match status.as_u16() {
+        401 | 403 => ErrorKind::Unauthorized,
+        404 => ErrorKind::NotFound,
+        408 | 504 => ErrorKind::Timeout,
+        413 => ErrorKind::LimitExceeded,
+        _ => ErrorKind::TransportError,
+    }
+}
