@@ -617,7 +617,7 @@ impl<R: Runtime> Connection<R> {
 }
 
 /// Records a request's outcome and duration on its `mcp.request` span.
-fn record_span(span: &tracing::Span, outcome: Outcome, duration: mcp_proto::Duration) {
+pub(crate) fn record_span(span: &tracing::Span, outcome: Outcome, duration: mcp_proto::Duration) {
     span.record("outcome", outcome.as_str());
     span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
 }

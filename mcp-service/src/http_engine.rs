@@ -31,6 +31,7 @@ use crate::cancel::CancellationToken;
 use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
 use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
+use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
@@ -148,12 +149,14 @@ struct Guarded {
     id: Option<RequestId>,
     cancel: CancellationToken,
     inner: BoxFuture<Result<Box<RawValue>, Error>>,
+    span: tracing::Span,
 }
 
 impl Future for Guarded {
     type Output = HandlerOutput;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput> {
         let this = &mut *self;
+        let _enter = this.span.enter();
         let id = || RequestId::Number(-1);
         if this.cancel.is_cancelled() {
             return Poll::Ready((this.sid, this.id.take().unwrap_or_else(id), None));
@@ -170,8 +173,19 @@ impl Future for Guarded {
 
 struct Waiter {
     key: u64,
+    method: std::borrow::Cow<'static, str>,
+    started: Instant,
+    span: tracing::Span,
     reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
     progress: Option<ProgressFn>,
+}
+
+/// A request from the client being handled.
+struct Inbound {
+    cancel: CancellationToken,
+    method: String,
+    started: Instant,
+    span: tracing::Span,
 }
 
 /// One MCP session's application side.
@@ -179,7 +193,7 @@ struct SessionCtx {
     peer: Peer,
     service: Arc<dyn Service>,
     on_end: Option<Box<dyn FnOnce() + Send>>,
-    inbound: HashMap<RequestId, CancellationToken>,
+    inbound: HashMap<RequestId, Inbound>,
     waiters: HashMap<RequestId, Waiter>,
     keys: HashMap<u64, RequestId>,
 }
@@ -209,6 +223,7 @@ pub struct HttpEngine<R: Runtime> {
     timer: Option<(Instant, BoxFuture<()>)>,
     random: Option<std::fs::File>,
     buf: Vec<u8>,
+    telemetry: Telemetry,
 }
 
 impl<R: Runtime> std::fmt::Debug for HttpEngine<R> {
@@ -244,7 +259,15 @@ impl<R: Runtime> HttpEngine<R> {
             timer: None,
             random: std::fs::File::open("/dev/urandom").ok(),
             buf: Vec::new(),
+            telemetry: Telemetry::default(),
         }
+    }
+
+    /// Reports to `telemetry`: each HTTP session is a connection (opened, closed), with the
+    /// same request spans, events and metrics as a byte-stream connection.
+    pub fn with_telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     /// A handle to submit requests with; take it before spawning the engine (a handle taken
@@ -373,12 +396,16 @@ impl<R: Runtime> HttpEngine<R> {
     fn session(&mut self, sid: SessionId) -> &mut SessionCtx {
         let factory = &self.factory;
         let commands = &mut self.commands;
+        let telemetry = &self.telemetry;
         self.sessions.entry(sid).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded();
             let peer = Peer::new(tx);
             let (service, on_end) = factory(&peer);
             commands.push(Box::pin(rx.map(move |c| (sid, c))));
             tracing::debug!(target: "mcp", connection = peer.connection_id(), session = %sid, "HTTP session opened");
+            telemetry.emit(|| TelemetryEvent::ConnectionOpened {
+                connection: peer.connection_id(),
+            });
             SessionCtx {
                 peer,
                 service,
@@ -397,23 +424,31 @@ impl<R: Runtime> HttpEngine<R> {
                 return;
             };
             tracing::debug!(target: "mcp", session = %sid, error = ?error, "HTTP session closed");
+            let connection = ctx.peer.connection_id();
             ctx.peer.shared.closed.store(true, Ordering::Release);
-            for (_, c) in ctx.inbound.drain() {
-                c.cancel();
+            for (_, st) in ctx.inbound.drain() {
+                st.cancel.cancel();
             }
-            for (_, w) in ctx.waiters.drain() {
+            for (id, w) in ctx.waiters.drain() {
+                complete_outbound(&self.telemetry, connection, &id, &w, Outcome::Closed, now);
                 let _ = w.reply.send(Err(Error::new(
                     ErrorKind::TransportClosed,
                     "the session ended",
                 )));
             }
+            self.telemetry.emit(|| TelemetryEvent::ConnectionClosed {
+                connection,
+                error: error.clone(),
+            });
             ctx.service.on_closed(&ctx.peer);
             if let Some(f) = ctx.on_end.take() {
                 f();
             }
             return;
         }
+        let telemetry = self.telemetry.clone();
         let ctx = self.session(sid);
+        let connection = ctx.peer.connection_id();
         match ev.event {
             Event::Ready {
                 version,
@@ -434,34 +469,63 @@ impl<R: Runtime> HttpEngine<R> {
             }
             Event::Request(req) => {
                 let cancel = CancellationToken::new();
+                let span = tracing::debug_span!(
+                    target: "mcp",
+                    "mcp.request",
+                    method = %req.method,
+                    direction = "inbound",
+                    id = %req.id,
+                    session = %sid,
+                    outcome = tracing::field::Empty,
+                    duration_ms = tracing::field::Empty,
+                );
+                telemetry.emit(|| TelemetryEvent::RequestReceived {
+                    connection,
+                    id: req.id.clone(),
+                    method: req.method.to_string(),
+                });
                 let cx = RequestContext {
                     id: req.id.clone(),
                     progress_token: req.progress_token,
                     peer: ctx.peer.clone(),
                     cancel: cancel.clone(),
                 };
-                let fut = ctx.service.handle_request(
-                    IncomingRequest {
-                        method: req.method,
-                        params: req.params,
+                let fut = {
+                    let _e = span.enter();
+                    ctx.service.handle_request(
+                        IncomingRequest {
+                            method: req.method.clone(),
+                            params: req.params,
+                        },
+                        cx,
+                    )
+                };
+                ctx.inbound.insert(
+                    req.id.clone(),
+                    Inbound {
+                        cancel: cancel.clone(),
+                        method: req.method.to_string(),
+                        started: now,
+                        span: span.clone(),
                     },
-                    cx,
                 );
-                ctx.inbound.insert(req.id.clone(), cancel.clone());
                 self.handlers.push(Guarded {
                     sid,
                     id: Some(req.id),
                     cancel,
                     inner: fut,
+                    span,
                 });
             }
             Event::Notification { method, params } => {
+                telemetry.notification(connection, Direction::Inbound, &method);
                 ctx.service
                     .handle_notification(&method, params.as_deref(), &ctx.peer);
             }
             Event::Response { id, result } => {
                 if let Some(w) = ctx.waiters.remove(&id) {
                     ctx.keys.remove(&w.key);
+                    complete_outbound(&telemetry, connection, &id, &w, Outcome::of(&result), now);
                     let _ = w.reply.send(result);
                 }
             }
@@ -484,8 +548,9 @@ impl<R: Runtime> HttpEngine<R> {
                 }
             }
             Event::Cancelled { id, .. } => {
-                if let Some(c) = ctx.inbound.remove(&id) {
-                    c.cancel();
+                if let Some(st) = ctx.inbound.remove(&id) {
+                    st.cancel.cancel();
+                    complete_inbound(&telemetry, connection, &id, &st, Outcome::Cancelled, now);
                 }
             }
             Event::InvalidMessage(e) => {
@@ -493,11 +558,11 @@ impl<R: Runtime> HttpEngine<R> {
             }
             _ => {}
         }
-        let _ = now;
     }
 
     fn apply(&mut self, sid: SessionId, cmd: Command, now: Instant) {
         let ep = &mut self.endpoint;
+        let telemetry = &self.telemetry;
         let Some(ctx) = self.sessions.get_mut(&sid) else {
             if let Command::Request { reply, .. } = cmd {
                 let _ = reply.send(Err(Error::new(
@@ -518,10 +583,23 @@ impl<R: Runtime> HttpEngine<R> {
             } => match ep.send_request(now, sid, &method, params, opts) {
                 Ok(id) => {
                     ctx.keys.insert(key, id.clone());
+                    let span = tracing::debug_span!(
+                        target: "mcp",
+                        "mcp.request",
+                        method = %method,
+                        direction = "outbound",
+                        id = %id,
+                        session = %sid,
+                        outcome = tracing::field::Empty,
+                        duration_ms = tracing::field::Empty,
+                    );
                     ctx.waiters.insert(
                         id,
                         Waiter {
                             key,
+                            method,
+                            started: now,
+                            span,
                             reply,
                             progress,
                         },
@@ -533,7 +611,10 @@ impl<R: Runtime> HttpEngine<R> {
             },
             Command::Cancel { key, reason } => {
                 if let Some(id) = ctx.keys.remove(&key) {
-                    ctx.waiters.remove(&id);
+                    if let Some(w) = ctx.waiters.remove(&id) {
+                        let connection = ctx.peer.connection_id();
+                        complete_outbound(telemetry, connection, &id, &w, Outcome::Cancelled, now);
+                    }
                     let _ = ep.cancel(now, sid, &id, reason.as_deref());
                 }
             }
@@ -543,8 +624,15 @@ impl<R: Runtime> HttpEngine<R> {
                 related,
             } => {
                 let r = ep.with_session(now, sid, |s| s.notify_related(&method, params, related));
-                if let Err(e) | Ok(Err(e)) = r {
-                    tracing::debug!(target: "mcp", %method, error = %e, "notification not sent");
+                match r {
+                    Ok(Ok(())) => telemetry.notification(
+                        ctx.peer.connection_id(),
+                        Direction::Outbound,
+                        &method,
+                    ),
+                    Err(e) | Ok(Err(e)) => {
+                        tracing::debug!(target: "mcp", %method, error = %e, "notification not sent")
+                    }
                 }
             }
             Command::Progress {
@@ -573,9 +661,11 @@ impl<R: Runtime> HttpEngine<R> {
         let Some(ctx) = self.sessions.get_mut(&sid) else {
             return;
         };
-        if ctx.inbound.remove(&id).is_none() {
+        let Some(st) = ctx.inbound.remove(&id) else {
             return;
-        }
+        };
+        let connection = ctx.peer.connection_id();
+        let outcome = Outcome::of(&result);
         let sent = match result {
             Ok(raw) => self.endpoint.respond(now, sid, &id, raw),
             Err(e) => self.endpoint.respond_error(now, sid, &id, e),
@@ -583,6 +673,7 @@ impl<R: Runtime> HttpEngine<R> {
         if let Err(e) = sent {
             tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
         }
+        complete_inbound(&self.telemetry, connection, &id, &st, outcome, now);
     }
 
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
@@ -677,4 +768,42 @@ impl<R: Runtime> Future for HttpEngine<R> {
         cx.waker().wake_by_ref();
         Poll::Pending
     }
+}
+
+fn complete_outbound(
+    telemetry: &Telemetry,
+    connection: u64,
+    id: &RequestId,
+    w: &Waiter,
+    outcome: Outcome,
+    now: Instant,
+) {
+    crate::connection::record_span(&w.span, outcome, now - w.started);
+    telemetry.request_completed(
+        connection,
+        Direction::Outbound,
+        id,
+        &w.method,
+        outcome,
+        now - w.started,
+    );
+}
+
+fn complete_inbound(
+    telemetry: &Telemetry,
+    connection: u64,
+    id: &RequestId,
+    st: &Inbound,
+    outcome: Outcome,
+    now: Instant,
+) {
+    crate::connection::record_span(&st.span, outcome, now - st.started);
+    telemetry.request_completed(
+        connection,
+        Direction::Inbound,
+        id,
+        &st.method,
+        outcome,
+        now - st.started,
+    );
 }

@@ -772,6 +772,7 @@ impl Server {
             config,
             Arc::new(move |peer: &Peer| server.session_service(peer)),
         )
+        .with_telemetry(self.inner.telemetry.clone())
     }
 
     /// A per-session service around `peer`, registered as a connection until the returned

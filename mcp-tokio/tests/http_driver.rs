@@ -1,6 +1,7 @@
-//! `serve_http` against bad input over real sockets, through a real HTTP client (hyper): every
-//! refusal has the spec's status, the server keeps serving, and a client that drops an SSE
-//! stream mid-call resumes it with `Last-Event-ID` without losing or repeating a message.
+//! `serve_http` over real sockets, through a real HTTP client (hyper): every refusal of bad
+//! input has the spec's status and the server keeps serving; a client that drops an SSE stream
+//! mid-call resumes it with `Last-Event-ID` without losing or repeating a message; HTTP
+//! sessions report telemetry like byte-stream connections.
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use mcp_proto::http::EndpointConfig;
 use mcp_tokio::Server;
 use mcp_tokio::service::schema::Tool;
 use mcp_tokio::service::server::{ToolContext, schema_of};
+use mcp_tokio::service::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -28,8 +30,9 @@ struct EchoArgs {
 
 /// A server with `echo` and `staged`: `staged` reports progress 1 and 2, waits until the test
 /// releases it, then reports 3 and 4 and returns.
-fn server(release: std::sync::Arc<Notify>) -> Server {
+fn server(release: std::sync::Arc<Notify>, telemetry: Telemetry) -> Server {
     Server::builder("http-bad-input", "1.0")
+        .telemetry(telemetry)
         .tool(
             Tool::new(
                 "echo",
@@ -61,10 +64,17 @@ fn server(release: std::sync::Arc<Notify>) -> Server {
 async fn start(
     config: impl FnOnce(EndpointConfig) -> EndpointConfig,
 ) -> (u16, std::sync::Arc<Notify>) {
+    start_with(config, Telemetry::default()).await
+}
+
+async fn start_with(
+    config: impl FnOnce(EndpointConfig) -> EndpointConfig,
+    telemetry: Telemetry,
+) -> (u16, std::sync::Arc<Notify>) {
     let release = std::sync::Arc::new(Notify::new());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let server = server(release.clone());
+    let server = server(release.clone(), telemetry);
     let cfg = config(
         EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
     );
@@ -370,4 +380,47 @@ async fn a_dropped_stream_resumes_with_last_event_id_nothing_lost_nothing_twice(
     assert_eq!(unique.len(), ids.len(), "no event id twice: {ids:?}");
 
     still_serves(port, &sid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_report_telemetry_like_connections() {
+    let mut telemetry = Telemetry::default();
+    let mut events = telemetry.subscribe();
+    let (port, _release) = start_with(|c| c, telemetry).await;
+    let sid = open(port).await;
+    still_serves(port, &sid).await;
+    let resp = send(
+        port,
+        Request::delete("/mcp")
+            .header("host", format!("127.0.0.1:{port}"))
+            .header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", V)
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(resp.status(), 204);
+
+    use futures_util::StreamExt;
+    let mut seen = Vec::new();
+    while !matches!(seen.last(), Some(TelemetryEvent::ConnectionClosed { .. })) {
+        let ev = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("telemetry in time")
+            .expect("the stream stays open");
+        seen.push(ev);
+    }
+    let connection = match &seen[0] {
+        TelemetryEvent::ConnectionOpened { connection } => *connection,
+        other => panic!("first event {other:?}"),
+    };
+    assert!(seen.iter().any(|e| matches!(e,
+        TelemetryEvent::RequestReceived { connection: c, method, .. }
+            if *c == connection && method == "tools/call")));
+    assert!(seen.iter().any(|e| matches!(e,
+        TelemetryEvent::RequestCompleted {
+            connection: c, direction: Direction::Inbound, method, outcome: Outcome::Ok, ..
+        } if *c == connection && method == "tools/call")));
+    assert!(matches!(seen.last(),
+        Some(TelemetryEvent::ConnectionClosed { connection: c, .. }) if *c == connection));
 }
