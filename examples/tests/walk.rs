@@ -234,3 +234,81 @@ fn smol_streamable_http() {
         walk(&client).await.unwrap();
     });
 }
+
+/// Serves the everything server over Streamable HTTP at `/mcp` and legacy HTTP+SSE at `/sse`
+/// on the current tokio runtime; returns the base URL.
+async fn tokio_legacy_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = everything::server();
+    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
+        .legacy_sse(Some(mcp_proto::http::LegacySse::default()));
+    tokio::spawn(mcp_tokio::serve_http(server, listener, config));
+    format!("http://127.0.0.1:{port}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_legacy_sse() {
+    let base = tokio_legacy_server().await;
+    let client = mcp_tokio::connect_sse(&format!("{base}/sse"), options(), Default::default())
+        .await
+        .unwrap();
+    walk(&client).await.unwrap();
+}
+
+/// A futures-io server (async-std or smol runtime) on a loopback port: Streamable HTTP at
+/// `/mcp`, legacy SSE at `/sse`. Returns the base URL; the server runs until the test ends.
+fn futures_io_server<R: mcp_service::Runtime>(rt: R) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = everything::server();
+    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
+        .legacy_sse(Some(mcp_proto::http::LegacySse::default()));
+    let on = rt.clone();
+    rt.spawn(Box::pin(async move {
+        let _ = mcp_async_std::serve_http(on, server, listener, config).await;
+    }));
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn async_std_server_and_client_over_streamable_http_and_legacy_sse() {
+    async_std::task::block_on(async {
+        let rt = mcp_async_std::AsyncStdRuntime::new();
+        let base = futures_io_server(rt);
+        let client =
+            mcp_async_std::connect_http(rt, &format!("{base}/mcp"), options(), Default::default())
+                .await
+                .unwrap();
+        walk(&client).await.unwrap();
+        let client =
+            mcp_async_std::connect_sse(rt, &format!("{base}/sse"), options(), Default::default())
+                .await
+                .unwrap();
+        walk(&client).await.unwrap();
+    });
+}
+
+#[test]
+fn smol_server_and_client_over_streamable_http_and_legacy_sse() {
+    smol::block_on(async {
+        let rt = mcp_async_std::SmolRuntime::new();
+        let base = futures_io_server(rt);
+        let client = mcp_async_std::connect_http_auto(
+            rt,
+            &format!("{base}/mcp"),
+            options(),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+        walk(&client).await.unwrap();
+        let client =
+            mcp_async_std::connect_sse(rt, &format!("{base}/sse"), options(), Default::default())
+                .await
+                .unwrap();
+        walk(&client).await.unwrap();
+    });
+}
