@@ -224,7 +224,12 @@ pub struct HttpEngine<R: Runtime> {
     random: Option<std::fs::File>,
     buf: Vec<u8>,
     telemetry: Telemetry,
+    /// Streamed replies held until the end of the current turn: a reply whose stream the
+    /// endpoint completed in the meantime (a fast handler) goes out as one complete body.
+    deferred: Vec<(Reply, http::Response<HttpBody>)>,
 }
+
+type Reply = oneshot::Sender<http::Response<HttpBody>>;
 
 impl<R: Runtime> std::fmt::Debug for HttpEngine<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -260,6 +265,7 @@ impl<R: Runtime> HttpEngine<R> {
             random: std::fs::File::open("/dev/urandom").ok(),
             buf: Vec::new(),
             telemetry: Telemetry::default(),
+            deferred: Vec::new(),
         }
     }
 
@@ -328,13 +334,41 @@ impl<R: Runtime> HttpEngine<R> {
                     }
                     _ => HttpBody::Empty,
                 };
-                if let Err(resp) = reply.send(http::Response::from_parts(head, body)) {
-                    // The HTTP handler went away before the reply: its stream is closed.
-                    if let HttpBody::Stream(mut s) = resp.into_body() {
-                        s.done = true;
-                        self.streams.remove(&s.id);
-                        self.endpoint.stream_closed(now, s.id);
+                let resp = http::Response::from_parts(head, body);
+                if matches!(resp.body(), HttpBody::Stream(_)) {
+                    self.deferred.push((reply, resp));
+                } else {
+                    let _ = reply.send(resp);
+                }
+            }
+        }
+    }
+
+    /// Sends the replies held during this turn. A stream the endpoint already ended (its
+    /// slot is gone, everything it had is in the channel) becomes a complete body: one
+    /// wake-up of the HTTP task instead of one per chunk and one for the end.
+    fn flush_deferred(&mut self, now: Instant) {
+        for (reply, resp) in std::mem::take(&mut self.deferred) {
+            let (head, body) = resp.into_parts();
+            let body = match body {
+                HttpBody::Stream(mut s) if !self.streams.contains_key(&s.id) => {
+                    // The slot held the only sender: the channel is closed, and `try_recv`
+                    // yields every chunk, then `Closed`.
+                    let mut all = Vec::new();
+                    while let Ok(chunk) = s.rx.try_recv() {
+                        all.extend_from_slice(&chunk);
                     }
+                    s.done = true;
+                    HttpBody::Full(all)
+                }
+                other => other,
+            };
+            if let Err(resp) = reply.send(http::Response::from_parts(head, body)) {
+                // The HTTP handler went away before the reply: its stream is closed.
+                if let HttpBody::Stream(mut s) = resp.into_body() {
+                    s.done = true;
+                    self.streams.remove(&s.id);
+                    self.endpoint.stream_closed(now, s.id);
                 }
             }
         }
@@ -762,9 +796,11 @@ impl<R: Runtime> Future for HttpEngine<R> {
             progressed |= this.pump_streams(cx, now);
             progressed |= this.drain_events(now);
             if !progressed {
+                this.flush_deferred(now);
                 return Poll::Pending;
             }
         }
+        this.flush_deferred(this.rt.now());
         cx.waker().wake_by_ref();
         Poll::Pending
     }
