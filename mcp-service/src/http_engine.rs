@@ -227,6 +227,8 @@ pub struct HttpEngine<R: Runtime> {
     /// Streamed replies held until the end of the current turn: a reply whose stream the
     /// endpoint completed in the meantime (a fast handler) goes out as one complete body.
     deferred: Vec<(Reply, http::Response<HttpBody>)>,
+    /// The streams whose `want` flag is set, each once.
+    wanted: Vec<StreamId>,
 }
 
 type Reply = oneshot::Sender<http::Response<HttpBody>>;
@@ -266,6 +268,7 @@ impl<R: Runtime> HttpEngine<R> {
             buf: Vec::new(),
             telemetry: Telemetry::default(),
             deferred: Vec::new(),
+            wanted: Vec::new(),
         }
     }
 
@@ -325,6 +328,7 @@ impl<R: Runtime> HttpEngine<R> {
                     Body::Stream(id) => {
                         let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
                         self.streams.insert(id, StreamSlot { tx, want: true });
+                        self.wanted.push(id);
                         HttpBody::Stream(SseStream {
                             id,
                             rx,
@@ -378,17 +382,17 @@ impl<R: Runtime> HttpEngine<R> {
     fn pump_streams(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         let mut progressed = false;
         while let Some(id) = self.endpoint.poll_stream_ready() {
-            if let Some(s) = self.streams.get_mut(&id) {
+            if let Some(s) = self.streams.get_mut(&id)
+                && !s.want
+            {
                 s.want = true;
+                self.wanted.push(id);
             }
         }
-        let wanted: Vec<StreamId> = self
-            .streams
-            .iter()
-            .filter(|(_, s)| s.want)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in wanted {
+        // Only the streams that may have data (not every open stream): the cost of a turn
+        // does not grow with the number of idle streams.
+        let wanted = std::mem::take(&mut self.wanted);
+        for &id in &wanted {
             while let Some(slot) = self.streams.get_mut(&id) {
                 match slot.tx.poll_ready(cx) {
                     Poll::Ready(Ok(())) => {}
@@ -422,6 +426,13 @@ impl<R: Runtime> HttpEngine<R> {
                         break;
                     }
                 }
+            }
+        }
+        // A stream whose channel was full stays wanted (the channel wakes the engine when it
+        // has room).
+        for id in wanted {
+            if self.streams.get(&id).is_some_and(|s| s.want) {
+                self.wanted.push(id);
             }
         }
         progressed

@@ -14,7 +14,8 @@
 //! session and in total, its peak RSS and CPU time.
 //!
 //! The client is a bare hyper client, not our typed client, so that the figures are the
-//! server's.
+//! server's. `BENCH_HTTP_SERVER_PREFIX` puts a command before the server's (a profiler);
+//! the memory figures are then the profiler's process's.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -313,7 +314,18 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 async fn run(args: &Args, k: usize) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = tokio::process::Command::new(exe);
+    // `BENCH_HTTP_SERVER_PREFIX="perf record -g --"` (say) runs the server under a profiler.
+    let prefix: Vec<String> = std::env::var("BENCH_HTTP_SERVER_PREFIX")
+        .map(|p| p.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    let mut cmd = match prefix.split_first() {
+        Some((program, args)) => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args).arg(exe);
+            c
+        }
+        None => tokio::process::Command::new(exe),
+    };
     cmd.arg("--serve").arg("--runtime").arg(&args.runtime);
     if args.json {
         cmd.arg("--json-response");
