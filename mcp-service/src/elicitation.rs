@@ -123,6 +123,9 @@ mod tests {
     fn url_elicitations_are_accepted_without_content() {
         let p = ElicitRequestParams::url("visit", "https://example.com/x", Some("e1".into()));
         let result = accept_with_defaults(&p, BTreeMap::new());
-        assert_eq!(serde_json::to_value(&result).unwrap(), json!({"action": "accept"}));
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"action": "accept"})
+        );
     }
 }

@@ -139,7 +139,10 @@ impl Fixture {
                     && q.get("resource") == Some(&format!("{base}/mcp"))
                     && q.get("client_id").is_some_and(|c| s.clients.contains(c));
                 let Some(challenge) = q.get("code_challenge").filter(|_| valid) else {
-                    return json_reply(StatusCode::BAD_REQUEST, json!({"error": "invalid_request"}));
+                    return json_reply(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": "invalid_request"}),
+                    );
                 };
                 s.counter += 1;
                 let code = format!("code-{}", s.counter);
@@ -149,14 +152,15 @@ impl Fixture {
             }
             ("POST", "/token") => {
                 let f = query(std::str::from_utf8(&body).unwrap_or_default());
-                let grant = f
-                    .get("code")
-                    .and_then(|c| s.codes.remove(c))
-                    .filter(|(challenge, _)| {
-                        f.get("grant_type").map(String::as_str) == Some("authorization_code")
-                            && f.get("code_verifier").map(|v| s256(v)).as_ref() == Some(challenge)
-                            && f.get("resource") == Some(&format!("{base}/mcp"))
-                    });
+                let grant =
+                    f.get("code")
+                        .and_then(|c| s.codes.remove(c))
+                        .filter(|(challenge, _)| {
+                            f.get("grant_type").map(String::as_str) == Some("authorization_code")
+                                && f.get("code_verifier").map(|v| s256(v)).as_ref()
+                                    == Some(challenge)
+                                && f.get("resource") == Some(&format!("{base}/mcp"))
+                        });
                 let Some((_, scope)) = grant else {
                     return json_reply(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
                 };
@@ -194,12 +198,18 @@ impl Fixture {
             match token {
                 None => Some((
                     StatusCode::UNAUTHORIZED,
-                    format!("Bearer error=\"invalid_token\", scope=\"{READ}\", resource_metadata=\"{prm}\""),
+                    format!(
+                        "Bearer error=\"invalid_token\", scope=\"{READ}\", resource_metadata=\"{prm}\""
+                    ),
                 )),
-                Some(t) if method == "tools/call" && !s.tokens[&t].split(' ').any(|x| x == WRITE) => {
+                Some(t)
+                    if method == "tools/call" && !s.tokens[&t].split(' ').any(|x| x == WRITE) =>
+                {
                     Some((
                         StatusCode::FORBIDDEN,
-                        format!("Bearer error=\"insufficient_scope\", scope=\"{READ} {WRITE}\", resource_metadata=\"{prm}\""),
+                        format!(
+                            "Bearer error=\"insufficient_scope\", scope=\"{READ} {WRITE}\", resource_metadata=\"{prm}\""
+                        ),
                     ))
                 }
                 Some(_) => None,
@@ -241,8 +251,8 @@ async fn start() -> (Arc<Fixture>, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let server = server();
-    let config = EndpointConfig::new(server.config().clone())
-        .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    let config =
+        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
     let fixture = Arc::new(Fixture {
         state: Mutex::new(State {
             base: base.clone(),
@@ -297,9 +307,12 @@ async fn connect(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio
 async fn a_401_runs_the_flow_and_the_token_is_reused() {
     let (fixture, url) = start().await;
     let oauth = oauth();
-    let client = connect(&url, HttpClientOptions::new().oauth(oauth.clone(), entropy()))
-        .await
-        .expect("connect with authorization");
+    let client = connect(
+        &url,
+        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .expect("connect with authorization");
     let tools = client.list_tools().await.unwrap();
     assert_eq!(tools[0].name, "write");
     client.list_tools().await.unwrap();
@@ -334,9 +347,12 @@ async fn a_401_runs_the_flow_and_the_token_is_reused() {
 async fn a_403_insufficient_scope_steps_up_and_retries() {
     let (fixture, url) = start().await;
     let oauth = oauth();
-    let client = connect(&url, HttpClientOptions::new().oauth(oauth.clone(), entropy()))
-        .await
-        .unwrap();
+    let client = connect(
+        &url,
+        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .unwrap();
     let result = client.call_tool("write", json!({})).await.unwrap();
     assert_eq!(
         serde_json::to_value(&result).unwrap()["content"][0]["text"],
@@ -371,12 +387,9 @@ async fn an_application_handler_approves_instead_of_the_headless_get() {
         seen.fetch_add(1, Ordering::Relaxed);
         async move {
             let u = Url::parse(&authorize).unwrap();
-            let stream = tokio::net::TcpStream::connect((
-                u.host_str().unwrap(),
-                u.port().unwrap(),
-            ))
-            .await
-            .unwrap();
+            let stream = tokio::net::TcpStream::connect((u.host_str().unwrap(), u.port().unwrap()))
+                .await
+                .unwrap();
             let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
                 .await
                 .unwrap();

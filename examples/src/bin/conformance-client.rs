@@ -57,7 +57,9 @@ fn main() -> ExitCode {
 async fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let (Some(url), None) = (args.next(), args.next()) else {
-        return Err("usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance-client <server-url>".into());
+        return Err(
+            "usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance-client <server-url>".into(),
+        );
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
@@ -72,13 +74,21 @@ async fn run() -> Result<(), String> {
             let session = Session::connect(&url, options("conformance-client"), http()).await?;
             // A server without the `tools` capability is not asked for tools.
             if capabilities(&session.client)?.get("tools").is_some() {
-                session.client.list_tools().await.map_err(step("tools/list"))?;
+                session
+                    .client
+                    .list_tools()
+                    .await
+                    .map_err(step("tools/list"))?;
             }
             session.close().await;
         }
         "tools_call" => {
             let session = Session::connect(&url, options("conformance-client"), http()).await?;
-            session.client.list_tools().await.map_err(step("tools/list"))?;
+            session
+                .client
+                .list_tools()
+                .await
+                .map_err(step("tools/list"))?;
             let result = session
                 .client
                 .call_tool("add_numbers", json!({"a": 5, "b": 3}))
@@ -219,7 +229,9 @@ fn oauth_client(context: &Value) -> Result<OAuthClient, String> {
             .map(str::to_owned);
         config = config.pre_registered(id, secret);
     } else if !context.is_null() && !context.is_object() {
-        return Err(format!("MCP_CONFORMANCE_CONTEXT is not an object: {context}"));
+        return Err(format!(
+            "MCP_CONFORMANCE_CONTEXT is not an object: {context}"
+        ));
     }
     Ok(OAuthClient::new(config))
 }

@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(got.unwrap(), "http://a/cb?code=1");
         let e = unauthorized("POST http://x/mcp", &OAuthError::StateMismatch);
         assert_eq!(e.kind(), ErrorKind::Unauthorized);
-        assert!(e.message().starts_with("POST http://x/mcp: authorization failed:"));
+        assert!(
+            e.message()
+                .starts_with("POST http://x/mcp: authorization failed:")
+        );
         let opts = OAuthOptions {
             client: OAuthClient::new(OAuthConfig::new("c", "http://localhost/cb")),
             entropy: Arc::new(|| Ok(Entropy::from_bytes([7; 48]))),

@@ -666,7 +666,10 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             .map_err(|e| fail(format!("{step}: {e}")))?;
         *req.headers_mut() = parts.headers;
         req.headers_mut().insert(HOST, host);
-        let timeout = self.options.response_timeout.or(Some(AUTH_EXCHANGE_TIMEOUT));
+        let timeout = self
+            .options
+            .response_timeout
+            .or(Some(AUTH_EXCHANGE_TIMEOUT));
         let exchange = async {
             let (resp, lease) = self.send_request(&target, req, &step, timeout).await?;
             let (parts, body) = resp.into_parts();
