@@ -10,6 +10,11 @@
 //! the handshake fail [`Client`] creation; a lost session either re-initialises transparently
 //! or fails what is pending.
 //!
+//! With [`HttpClientOptions::oauth`] the transport authorizes itself (MCP Authorization, OAuth
+//! 2.1): every request carries the kept access token, and a 401 (or a 403 asking for more
+//! scope) runs the [`oauth`](crate::oauth) flow over the same connections before the request
+//! is sent again.
+//!
 //! HTTP/1.1 runs on hyper's client connection API over connections from a driver-supplied
 //! [`Connector`]; connections are pooled and as many are opened as there are concurrent
 //! requests. Only `http://` URLs are supported (no TLS).

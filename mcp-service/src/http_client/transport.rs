@@ -1247,7 +1247,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     async fn start_legacy(self: &Arc<Self>, init: Bytes, sse: Target) -> Result<(), Error> {
         let what = format!("GET {}", sse.url);
         let (resp, lease) = self
-            .send(&sse, Method::GET, Bytes::new(), HeaderMap::new())
+            .send_authorized(&sse, Method::GET, Bytes::new(), HeaderMap::new())
             .await?;
         if !resp.status().is_success() {
             return Err(status_error(&what, resp).await);
@@ -1278,7 +1278,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         }
         let what = format!("POST {}", endpoint.url);
         let (resp, lease) = self
-            .send(&endpoint, Method::POST, init, HeaderMap::new())
+            .send_authorized(&endpoint, Method::POST, init, HeaderMap::new())
             .await?;
         if !resp.status().is_success() {
             return Err(status_error(&what, resp).await);
