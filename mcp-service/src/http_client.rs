@@ -10,6 +10,11 @@
 //! the handshake fail [`Client`] creation; a lost session either re-initialises transparently
 //! or fails what is pending.
 //!
+//! With [`HttpClientOptions::oauth`] the transport authorizes itself (MCP Authorization, OAuth
+//! 2.1): every request carries the kept access token, and a 401 (or a 403 asking for more
+//! scope) runs the [`oauth`](crate::oauth) flow over the same connections before the request
+//! is sent again.
+//!
 //! HTTP/1.1 runs on hyper's client connection API over connections from a driver-supplied
 //! [`Connector`]; connections are pooled and as many are opened as there are concurrent
 //! requests. Only `http://` URLs are supported (no TLS).
@@ -18,19 +23,24 @@
 //! does) and never interprets MCP beyond what the transport needs: the kind and id of each
 //! message, the `initialize` request and the negotiated protocol version.
 
+mod auth;
 mod message;
 mod pipe;
 mod target;
 mod transport;
 
 use std::io;
+use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use mcp_proto::{Duration, Error, ErrorKind};
 
 use crate::client::{Client, ClientOptions};
 use crate::connection::ByteStream;
+use crate::oauth::{Entropy, OAuthClient};
 use crate::runtime::{BoxFuture, Runtime};
+
+pub use auth::AuthorizationHandler;
 
 /// Opens TCP connections for the HTTP client: supplied by each driver (tokio, async-std, smol).
 pub trait Connector: Send + Sync + 'static {
@@ -73,6 +83,8 @@ pub struct HttpClientOptions {
     pub(crate) max_reconnect_delay: Duration,
     pub(crate) max_message_size: usize,
     pub(crate) max_idle_connections: usize,
+    pub(crate) oauth: Option<auth::OAuthOptions>,
+    pub(crate) auth_handler: Option<auth::Handler>,
 }
 
 impl Default for HttpClientOptions {
@@ -89,6 +101,8 @@ impl Default for HttpClientOptions {
             max_reconnect_delay: Duration::from_secs(30),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_idle_connections: 16,
+            oauth: None,
+            auth_handler: None,
         }
     }
 }
@@ -162,6 +176,39 @@ impl HttpClientOptions {
     /// Largest accepted message: a JSON body or one SSE event (default 16 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 (MCP Authorization): every MCP request carries the access
+    /// token `client` keeps for the server (`Authorization: Bearer`, replacing a
+    /// [`bearer`](Self::bearer) token); a 401, or a 403 with `insufficient_scope`, runs an
+    /// authorization flow ([`OAuthClient::authorize`]) — discovery, registration, the
+    /// authorization request, the token request, all over this transport's connections — and
+    /// the request is sent again with the new token. A failed flow fails the request (or the
+    /// connect) with [`ErrorKind::Unauthorized`] saying why; step-up is bounded by the flow,
+    /// which refuses to ask again for scopes it already asked for.
+    ///
+    /// `entropy` supplies the random bytes of each flow (PKCE verifier, `state`): back it with
+    /// a cryptographically secure generator (e.g. `getrandom`). The user's approval goes
+    /// through [`authorization_handler`](Self::authorization_handler); without one it is
+    /// headless (see [`AuthorizationHandler`]). Only `http://` authorization servers are
+    /// reachable (this client has no TLS).
+    pub fn oauth(
+        mut self,
+        client: OAuthClient,
+        entropy: impl Fn() -> Result<Entropy, Error> + Send + Sync + 'static,
+    ) -> Self {
+        self.oauth = Some(auth::OAuthOptions {
+            client,
+            entropy: Arc::new(entropy),
+        });
+        self
+    }
+
+    /// How the user approves authorization requests (with [`oauth`](Self::oauth); default:
+    /// headless approval).
+    pub fn authorization_handler(mut self, handler: impl AuthorizationHandler) -> Self {
+        self.auth_handler = Some(auth::Handler(Arc::new(handler)));
         self
     }
 

@@ -32,6 +32,7 @@ pub mod ws;
 pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;
+pub mod elicitation;
 pub mod oauth;
 pub mod server;
 

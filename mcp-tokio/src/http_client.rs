@@ -31,7 +31,7 @@ impl Connector for TokioConnector {
 ///
 /// Connection failures and HTTP errors of the handshake fail the call with a clear [`Error`];
 /// later HTTP errors fail the request they belong to. See [`HttpClientOptions`] for headers,
-/// bearer tokens, timeouts and session re-initialisation.
+/// bearer tokens, OAuth 2.1 authorization, timeouts and session re-initialisation.
 pub async fn connect_http(
     url: &str,
     options: ClientOptions,

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -26,6 +27,7 @@ use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::{Duration, Error, ErrorKind};
 use serde_json::Value;
 
+use super::auth::unauthorized;
 use super::message::{
     Kind, cancelled_id, classify, error_line, ndjson_line, negotiated_version, response_id,
 };
@@ -34,6 +36,7 @@ use super::target::{HostPort, Target, legacy_endpoint};
 use super::{Connector, HttpClientOptions, HttpTransport, TransportFinished, status_kind};
 use crate::cancel::CancellationToken;
 use crate::connection::ByteStream;
+use crate::oauth::{Challenge, Step};
 use crate::runtime::Runtime;
 
 const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -47,6 +50,13 @@ const ERROR_BODY_QUOTE: usize = 512;
 const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(5);
 /// Bound of the DELETE sent when the client closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Authorizations one MCP request may run (e.g. a first authorization, then a step-up); the
+/// flow itself refuses a step-up that would ask for nothing new.
+const MAX_AUTHORIZATIONS: u32 = 2;
+/// Bound of each exchange with an authorization server when no response timeout is set.
+const AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest reply of an authorization server (metadata, registration, tokens).
+const MAX_AUTH_REPLY: usize = 1024 * 1024;
 
 type Body = Full<Bytes>;
 
@@ -112,6 +122,8 @@ struct Shared<R, C> {
     inbound: UnboundedSender<Inbound>,
     shutdown: CancellationToken,
     reinit: futures_util::lock::Mutex<()>,
+    /// One authorization flow at a time.
+    auth: futures_util::lock::Mutex<()>,
     next_task: AtomicU64,
 }
 
@@ -164,6 +176,7 @@ pub(super) fn open<R: Runtime, C: Connector>(
         inbound: in_tx,
         shutdown: CancellationToken::new(),
         reinit: futures_util::lock::Mutex::new(()),
+        auth: futures_util::lock::Mutex::new(()),
         next_task: AtomicU64::new(1),
     });
     let (finished_tx, finished_rx) = oneshot::channel();
@@ -441,6 +454,11 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             }
             _ => {}
         }
+        if !headers.contains_key(AUTHORIZATION)
+            && let Some(bearer) = self.oauth_bearer()
+        {
+            headers.insert(AUTHORIZATION, bearer);
+        }
         // The transport's own headers win; every value of the others is sent.
         let own: Vec<HeaderName> = headers.keys().cloned().collect();
         for (name, value) in &self.headers {
@@ -467,8 +485,20 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         headers: HeaderMap,
     ) -> Result<(Response<Incoming>, Lease), Error> {
         let what = format!("{method} {}", target.url);
+        let req = self.request(target, method, body, headers)?;
+        self.send_request(target, req, &what, self.options.response_timeout)
+            .await
+    }
+
+    /// Sends a built request on a pooled or new connection to `target`.
+    async fn send_request(
+        &self,
+        target: &Target,
+        mut req: Request<Body>,
+        what: &str,
+        timeout: Option<Duration>,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
         let key = target.key();
-        let mut req = self.request(target, method, body, headers)?;
         // A pooled connection the server closed meanwhile hands the request back unsent:
         // retry it on a fresh connection.
         let mut fresh = false;
@@ -481,7 +511,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
                 }
             };
             let sent = self
-                .timed(self.options.response_timeout, &what, async {
+                .timed(timeout, what, async {
                     Ok(sender.try_send_request(req).await)
                 })
                 .await?;
@@ -512,6 +542,150 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         h
     }
 
+    // --------------------------------------------------------------- authorization
+
+    /// `Bearer <token>` with the access token OAuth keeps for the server, if any.
+    fn oauth_bearer(&self) -> Option<HeaderValue> {
+        let oauth = self.options.oauth.as_ref()?;
+        let token = oauth
+            .client
+            .access_token(self.url.url.as_str(), SystemTime::now())?;
+        HeaderValue::try_from(format!("Bearer {token}")).ok()
+    }
+
+    /// The challenge of a reply that asks for an authorization this client can run: a 401,
+    /// or a 403 with `insufficient_scope`, with OAuth configured.
+    fn auth_challenge(&self, resp: &Response<Incoming>) -> Option<Challenge> {
+        self.options.oauth.as_ref()?;
+        let status = resp.status();
+        let challenge = Challenge::from_response(status, resp.headers());
+        match status {
+            StatusCode::UNAUTHORIZED => Some(challenge),
+            StatusCode::FORBIDDEN if challenge.insufficient_scope => Some(challenge),
+            _ => None,
+        }
+    }
+
+    /// Sends an MCP request with the current access token; when the server asks for
+    /// authorization, authorizes and sends it again (at most [`MAX_AUTHORIZATIONS`] times).
+    /// A refusal after that is returned as it is, for the caller's status error.
+    async fn send_authorized(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        headers: HeaderMap,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        let mut rounds = 0;
+        loop {
+            let mut h = headers.clone();
+            let used = self.oauth_bearer();
+            if let Some(v) = &used {
+                h.insert(AUTHORIZATION, v.clone());
+            }
+            let (resp, lease) = self.send(target, method.clone(), body.clone(), h).await?;
+            let challenge = match self.auth_challenge(&resp) {
+                Some(c) if rounds < MAX_AUTHORIZATIONS => c,
+                _ => return Ok((resp, lease)),
+            };
+            rounds += 1;
+            let what = format!("{method} {}: HTTP {}", target.url, resp.status());
+            let _ = resp.into_body().collect().await;
+            self.release(lease);
+            self.authorize(&what, &challenge, used).await?;
+        }
+    }
+
+    /// Runs one authorization flow after `challenge` (unless another request renewed the token
+    /// since `used` was sent), its requests over this transport's connections.
+    async fn authorize(
+        &self,
+        what: &str,
+        challenge: &Challenge,
+        used: Option<HeaderValue>,
+    ) -> Result<(), Error> {
+        let Some(oauth) = self.options.oauth.as_ref() else {
+            return Err(Error::new(ErrorKind::Unauthorized, what.to_owned()));
+        };
+        let _guard = self.auth.lock().await;
+        if self.oauth_bearer() != used {
+            return Ok(()); // another request authorized meanwhile: try its token
+        }
+        tracing::debug!(target: "mcp", %what, ?challenge, "authorizing");
+        let entropy = (oauth.entropy)()?;
+        let mut flow = oauth
+            .client
+            .authorize(self.url.url.as_str(), challenge, &entropy)
+            .map_err(|e| unauthorized(what, &e))?;
+        loop {
+            match flow.step().map_err(|e| unauthorized(what, &e))? {
+                Step::Send(req) => {
+                    let reply = self.auth_exchange(what, req).await?;
+                    flow.handle_response(SystemTime::now(), reply)
+                        .map_err(|e| unauthorized(what, &e))?;
+                }
+                Step::Authorize(req) => match &self.options.auth_handler {
+                    Some(handler) => {
+                        let callback = handler.0.authorize(req.uri().to_string()).await?;
+                        flow.handle_callback(&callback)
+                            .map_err(|e| unauthorized(what, &e))?;
+                    }
+                    None => {
+                        let reply = self.auth_exchange(what, req).await?;
+                        flow.handle_response(SystemTime::now(), reply)
+                            .map_err(|e| unauthorized(what, &e))?;
+                    }
+                },
+                Step::Done(_) => {
+                    tracing::debug!(target: "mcp", "authorized");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// One request of an authorization flow (metadata, registration, authorization, token):
+    /// only the flow's own headers (never the MCP request's), no redirect following, the
+    /// whole reply read within bounds.
+    async fn auth_exchange(
+        &self,
+        what: &str,
+        req: Request<Vec<u8>>,
+    ) -> Result<Response<Vec<u8>>, Error> {
+        let fail = |msg: String| Error::new(ErrorKind::Unauthorized, format!("{what}: {msg}"));
+        let (parts, body) = req.into_parts();
+        let step = format!("authorization: {} {}", parts.method, parts.uri);
+        let target =
+            Target::parse(&parts.uri.to_string()).map_err(|e| fail(format!("{step}: {e}")))?;
+        let host = HeaderValue::try_from(target.authority.as_str())
+            .map_err(|_| fail(format!("{step}: invalid host")))?;
+        let mut req = Request::builder()
+            .method(parts.method)
+            .uri(target.path.as_str())
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| fail(format!("{step}: {e}")))?;
+        *req.headers_mut() = parts.headers;
+        req.headers_mut().insert(HOST, host);
+        let timeout = self
+            .options
+            .response_timeout
+            .or(Some(AUTH_EXCHANGE_TIMEOUT));
+        let exchange = async {
+            let (resp, lease) = self.send_request(&target, req, &step, timeout).await?;
+            let (parts, body) = resp.into_parts();
+            let body = Limited::new(body, MAX_AUTH_REPLY)
+                .collect()
+                .await
+                .map_err(|e| transport_error(format!("{step}: reading the reply failed: {e}")))?
+                .to_bytes();
+            self.release(lease);
+            Ok(Response::from_parts(parts, body.to_vec()))
+        };
+        self.timed(timeout, &step, exchange)
+            .await
+            .map_err(|e| fail(e.message().to_owned()))
+    }
+
     // --------------------------------------------------------------- the handshake
 
     async fn initialize(self: &Arc<Self>, line: Bytes, id: &Value) -> Result<(), Error> {
@@ -520,7 +694,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         }
         let what = format!("POST {}", self.url.url);
         let (resp, lease) = self
-            .send(&self.url, Method::POST, line.clone(), HeaderMap::new())
+            .send_authorized(&self.url, Method::POST, line.clone(), HeaderMap::new())
             .await?;
         let status = resp.status();
         if !status.is_success() {
@@ -586,7 +760,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         tracing::debug!(target: "mcp", "the server forgot the HTTP session; starting a new one");
         let what = format!("POST {} (re-initialisation)", self.url.url);
         let (resp, lease) = self
-            .send(&self.url, Method::POST, init, HeaderMap::new())
+            .send_authorized(&self.url, Method::POST, init, HeaderMap::new())
             .await?;
         if !resp.status().is_success() {
             return Err(status_error(&what, resp).await);
@@ -653,7 +827,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             let what = format!("POST {}", target.url);
             let headers = self.session_headers();
             let sid = headers.get(MCP_SESSION_ID).cloned();
-            let sent = self.send(&target, Method::POST, line.clone(), headers);
+            let sent = self.send_authorized(&target, Method::POST, line.clone(), headers);
             let (resp, lease) = match select(Box::pin(sent), token.cancelled()).await {
                 Either::Left((r, _)) => r?,
                 Either::Right(_) => return Ok(()),
@@ -1073,7 +1247,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     async fn start_legacy(self: &Arc<Self>, init: Bytes, sse: Target) -> Result<(), Error> {
         let what = format!("GET {}", sse.url);
         let (resp, lease) = self
-            .send(&sse, Method::GET, Bytes::new(), HeaderMap::new())
+            .send_authorized(&sse, Method::GET, Bytes::new(), HeaderMap::new())
             .await?;
         if !resp.status().is_success() {
             return Err(status_error(&what, resp).await);
@@ -1104,7 +1278,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         }
         let what = format!("POST {}", endpoint.url);
         let (resp, lease) = self
-            .send(&endpoint, Method::POST, init, HeaderMap::new())
+            .send_authorized(&endpoint, Method::POST, init, HeaderMap::new())
             .await?;
         if !resp.status().is_success() {
             return Err(status_error(&what, resp).await);

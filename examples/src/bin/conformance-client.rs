@@ -1,0 +1,316 @@
+//! `conformance-client <server-url>`: the client side of the official MCP conformance suite
+//! (`conformance client --suite core --command conformance-client`). The suite starts one
+//! server per scenario and runs this program with its URL and the scenario's name in
+//! `MCP_CONFORMANCE_SCENARIO` (and, for some, `MCP_CONFORMANCE_CONTEXT`: JSON with e.g.
+//! pre-registered OAuth credentials).
+//!
+//! Everything goes through the library: the typed `Client` over the Streamable HTTP transport
+//! (`mcp_service::http_client`, tokio driver) with OAuth 2.1 configured
+//! (`HttpClientOptions::oauth`, headless approval) and the elicitation defaults helper.
+//!
+//! Per scenario: `initialize` connects, lists tools and closes; `tools_call` calls
+//! `add_numbers`; `elicitation-sep1034-client-defaults` calls the tool and accepts the form with
+//! every default applied; `sse-retry` calls the tool while the transport resumes the broken
+//! stream; `auth/*` connects with OAuth, lists tools and calls the first one. Anything else
+//! gets a generic walk (tools, resources, prompts as advertised). Exit 0 on success, non-zero
+//! with a message on stderr on failure.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_service::elicitation::accept_with_defaults;
+use mcp_service::http_client::{HttpClientOptions, HttpTransport, TransportFinished};
+use mcp_service::oauth::{Entropy, OAuthClient, OAuthConfig};
+use mcp_service::schema::CallToolResult;
+use mcp_service::{Client, ClientOptions, Error, ErrorKind};
+use mcp_tokio::{TokioConnector, TokioRuntime};
+use serde_json::{Value, json};
+
+/// The Client ID Metadata Document URL the suite's authorization servers accept.
+const CONFORMANCE_CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Where the (headless) authorization redirects back to.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// How long closing waits for the session's DELETE.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+fn main() -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("conformance-client: runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance-client: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let (Some(url), None) = (args.next(), args.next()) else {
+        return Err(
+            "usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance-client <server-url>".into(),
+        );
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(raw) => serde_json::from_str::<Value>(&raw)
+            .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+        Err(_) => Value::Null,
+    };
+    eprintln!("conformance-client: scenario {scenario:?} at {url}");
+
+    match scenario.as_str() {
+        "initialize" => {
+            let session = Session::connect(&url, options("conformance-client"), http()).await?;
+            // A server without the `tools` capability is not asked for tools.
+            if capabilities(&session.client)?.get("tools").is_some() {
+                session
+                    .client
+                    .list_tools()
+                    .await
+                    .map_err(step("tools/list"))?;
+            }
+            session.close().await;
+        }
+        "tools_call" => {
+            let session = Session::connect(&url, options("conformance-client"), http()).await?;
+            session
+                .client
+                .list_tools()
+                .await
+                .map_err(step("tools/list"))?;
+            let result = session
+                .client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await
+                .map_err(step("tools/call add_numbers"))?;
+            check_tool_result("add_numbers", &result)?;
+            session.close().await;
+        }
+        "elicitation-sep1034-client-defaults" | "elicitation-defaults" => {
+            let opts = options("conformance-client").elicitation(|params, _cx| async move {
+                // The user submits the form untouched: every default applies.
+                Ok(accept_with_defaults(&params, BTreeMap::new()))
+            });
+            let session = Session::connect(&url, opts, http()).await?;
+            let tool = first_tool(&session.client, Some("test_client_elicitation_defaults"))
+                .await?
+                .ok_or("the server offers no tool")?;
+            let result = session
+                .client
+                .call_tool(&tool, json!({}))
+                .await
+                .map_err(step("tools/call"))?;
+            check_tool_result(&tool, &result)?;
+            session.close().await;
+        }
+        "sse-retry" => {
+            let session = Session::connect(&url, options("conformance-client"), http()).await?;
+            let tool = first_tool(&session.client, None)
+                .await?
+                .ok_or("the server offers no tool")?;
+            let result = session
+                .client
+                .call_tool(&tool, json!({}))
+                .await
+                .map_err(step("tools/call"))?;
+            check_tool_result(&tool, &result)?;
+            session.close().await;
+        }
+        s if s.starts_with("auth/") => {
+            let oauth = oauth_client(&context)?;
+            let http = http().oauth(oauth, entropy);
+            let session = Session::connect(&url, options("conformance-auth-client"), http).await?;
+            if let Some(tool) = first_tool(&session.client, None).await? {
+                let result = session
+                    .client
+                    .call_tool(&tool, json!({}))
+                    .await
+                    .map_err(step("tools/call"))?;
+                check_tool_result(&tool, &result)?;
+            }
+            session.close().await;
+        }
+        _ => {
+            let oauth = oauth_client(&context)?;
+            let http = http().oauth(oauth, entropy);
+            let session = Session::connect(&url, options("conformance-client"), http).await?;
+            generic_walk(&session.client).await?;
+            session.close().await;
+        }
+    }
+    eprintln!("conformance-client: done");
+    Ok(())
+}
+
+/// A connected client and the end of its transport.
+struct Session {
+    client: Client,
+    finished: TransportFinished,
+}
+
+impl Session {
+    async fn connect(
+        url: &str,
+        options: ClientOptions,
+        http: HttpClientOptions,
+    ) -> Result<Session, String> {
+        let rt = TokioRuntime::current();
+        let (stream, finished) = mcp_service::http_client::http_transport(
+            rt.clone(),
+            TokioConnector,
+            url,
+            HttpTransport::Streamable,
+            http,
+        )
+        .map_err(|e| format!("{url}: {e}"))?;
+        let client = Client::connect(rt, stream, options)
+            .await
+            .map_err(|e| format!("connecting to {url}: {e}"))?;
+        eprintln!(
+            "conformance-client: connected ({})",
+            client.protocol_version().as_str()
+        );
+        Ok(Session { client, finished })
+    }
+
+    /// Closes the client and waits (bounded) for the session's DELETE.
+    async fn close(self) {
+        self.client.close();
+        drop(self.client);
+        let _ = tokio::time::timeout(CLOSE_WAIT, self.finished).await;
+    }
+}
+
+/// Maps a failed step's error to the message this program ends with.
+fn step(what: &'static str) -> impl Fn(Error) -> String {
+    move |e| format!("{what}: {e}")
+}
+
+fn options(name: &str) -> ClientOptions {
+    ClientOptions::new(name, env!("CARGO_PKG_VERSION"))
+}
+
+fn http() -> HttpClientOptions {
+    HttpClientOptions::new()
+}
+
+/// PKCE and `state` randomness from the operating system.
+fn entropy() -> Result<Entropy, Error> {
+    let mut bytes = [0u8; 48];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        Error::new(
+            ErrorKind::Internal,
+            format!("no random bytes for the authorization: {e}"),
+        )
+    })?;
+    Ok(Entropy::from_bytes(bytes))
+}
+
+/// The OAuth client: named, redirecting to [`REDIRECT_URI`], offering the suite's Client ID
+/// Metadata Document URL, and pre-registered when the context carries credentials.
+fn oauth_client(context: &Value) -> Result<OAuthClient, String> {
+    let mut config = OAuthConfig::new("mcp-rs conformance-client", REDIRECT_URI)
+        .client_metadata_url(CONFORMANCE_CIMD_URL);
+    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+        let secret = context
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        config = config.pre_registered(id, secret);
+    } else if !context.is_null() && !context.is_object() {
+        return Err(format!(
+            "MCP_CONFORMANCE_CONTEXT is not an object: {context}"
+        ));
+    }
+    Ok(OAuthClient::new(config))
+}
+
+/// Lists the tools; returns `preferred` if offered, else the first tool's name.
+async fn first_tool(client: &Client, preferred: Option<&str>) -> Result<Option<String>, String> {
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list: {e}"))?;
+    eprintln!(
+        "conformance-client: tools {:?}",
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()
+    );
+    if let Some(name) = preferred
+        && let Some(t) = tools.iter().find(|t| t.name == name)
+    {
+        return Ok(Some(t.name.clone()));
+    }
+    Ok(tools.first().map(|t| t.name.clone()))
+}
+
+fn check_tool_result(name: &str, result: &CallToolResult) -> Result<(), String> {
+    let text = serde_json::to_string(&result.content).unwrap_or_default();
+    eprintln!("conformance-client: {name} -> {text}");
+    if result.is_error == Some(true) {
+        return Err(format!("tool {name} failed: {text}"));
+    }
+    Ok(())
+}
+
+/// The server's capabilities from the handshake.
+fn capabilities(client: &Client) -> Result<Value, String> {
+    serde_json::from_str(client.server_info().capabilities.get())
+        .map_err(|e| format!("server capabilities: {e}"))
+}
+
+/// What an unknown scenario gets: everything the server advertises that needs no arguments.
+async fn generic_walk(client: &Client) -> Result<(), String> {
+    let caps = capabilities(client)?;
+    if caps.get("tools").is_some() {
+        let tools = client
+            .list_tools()
+            .await
+            .map_err(|e| format!("tools/list: {e}"))?;
+        for tool in tools.iter().filter(|t| {
+            t.input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .is_none_or(|r| r.is_empty())
+        }) {
+            let result = client
+                .call_tool(&tool.name, json!({}))
+                .await
+                .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
+            eprintln!(
+                "conformance-client: {} -> is_error {:?}",
+                tool.name, result.is_error
+            );
+        }
+    }
+    if caps.get("resources").is_some() {
+        let resources = client
+            .list_resources()
+            .await
+            .map_err(|e| format!("resources/list: {e}"))?;
+        if let Some(r) = resources.first() {
+            client
+                .read_resource(&r.uri)
+                .await
+                .map_err(|e| format!("resources/read {}: {e}", r.uri))?;
+        }
+    }
+    if caps.get("prompts").is_some() {
+        client
+            .list_prompts()
+            .await
+            .map_err(|e| format!("prompts/list: {e}"))?;
+    }
+    client.ping().await.map_err(|e| format!("ping: {e}"))?;
+    Ok(())
+}

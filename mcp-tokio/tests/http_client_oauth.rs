@@ -1,0 +1,438 @@
+//! OAuth 2.1 in the HTTP client (`HttpClientOptions::oauth`) against a local server that is
+//! both the protected MCP resource (our real HTTP engine behind a bearer check) and its
+//! authorization server (metadata, Dynamic Client Registration, authorization with PKCE, token):
+//! a 401 runs the flow and the request is retried with the new token, the token is reused on
+//! later requests, a 403 `insufficient_scope` steps up, an application-supplied authorization
+//! handler replaces the headless approval, and refusals fail the connect as `Unauthorized`.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Either, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use mcp_proto::http::EndpointConfig;
+use mcp_service::http_client::{self, HttpClientOptions, HttpTransport};
+use mcp_service::oauth::{Entropy, OAuthClient, OAuthConfig, s256};
+use mcp_service::schema::{CallToolResult, Tool};
+use mcp_service::server::{ToolContext, schema_of};
+use mcp_tokio::http::McpService;
+use mcp_tokio::{Client, ClientOptions, ErrorKind, Server, TokioConnector, TokioRuntime};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use url::Url;
+
+const REDIRECT: &str = "http://localhost:3000/callback";
+const READ: &str = "mcp:read";
+const WRITE: &str = "mcp:write";
+
+type Body = Either<Full<Bytes>, mcp_service::hyper_server::ReplyBody>;
+
+#[derive(Default)]
+struct State {
+    base: String,
+    counter: u32,
+    clients: Vec<String>,
+    /// code → (PKCE challenge, scope)
+    codes: HashMap<String, (String, Option<String>)>,
+    /// access token → granted scope
+    tokens: HashMap<String, String>,
+    /// The `scope` of each authorization request.
+    authorizations: Vec<Option<String>>,
+    /// The bearer token of each MCP request (None: none or unknown).
+    mcp_tokens: Vec<(String, Option<String>)>,
+    /// Refuse authorization requests (redirect with `error=access_denied`).
+    deny: bool,
+}
+
+struct Fixture {
+    state: Mutex<State>,
+    mcp: McpService,
+}
+
+fn json_reply(status: StatusCode, v: Value) -> Response<Body> {
+    let mut r = Response::new(Either::Left(Full::new(Bytes::from(v.to_string()))));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn query(q: &str) -> HashMap<String, String> {
+    url::form_urlencoded::parse(q.as_bytes())
+        .into_owned()
+        .collect()
+}
+
+fn redirect(params: &[(&str, &str)]) -> Response<Body> {
+    let mut location = Url::parse(REDIRECT).unwrap();
+    for (k, v) in params {
+        location.query_pairs_mut().append_pair(k, v);
+    }
+    let mut r = Response::new(Either::Left(Full::new(Bytes::new())));
+    *r.status_mut() = StatusCode::FOUND;
+    r.headers_mut()
+        .insert(header::LOCATION, location.as_str().parse().unwrap());
+    r
+}
+
+impl Fixture {
+    async fn serve(&self, req: Request<Incoming>) -> Response<Body> {
+        let (parts, body) = req.into_parts();
+        let body = body.collect().await.unwrap().to_bytes();
+        let path = parts.uri.path().to_owned();
+        if path == "/mcp" {
+            return self.mcp(parts, body).await;
+        }
+        let mut s = self.state.lock().unwrap();
+        let base = s.base.clone();
+        match (parts.method.as_str(), path.as_str()) {
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => json_reply(
+                StatusCode::OK,
+                json!({"resource": format!("{base}/mcp"), "authorization_servers": [base], "scopes_supported": [READ, WRITE]}),
+            ),
+            ("GET", "/.well-known/oauth-authorization-server") => json_reply(
+                StatusCode::OK,
+                json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "registration_endpoint": format!("{base}/register"),
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                    "response_types_supported": ["code"],
+                }),
+            ),
+            ("POST", "/register") => {
+                let meta: Value = serde_json::from_slice(&body).unwrap_or_default();
+                if meta["redirect_uris"] != json!([REDIRECT]) {
+                    return json_reply(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": "invalid_redirect_uri"}),
+                    );
+                }
+                s.counter += 1;
+                let id = format!("client-{}", s.counter);
+                s.clients.push(id.clone());
+                json_reply(
+                    StatusCode::CREATED,
+                    json!({"client_id": id, "token_endpoint_auth_method": "none", "redirect_uris": [REDIRECT]}),
+                )
+            }
+            ("GET", "/authorize") => {
+                let q = query(parts.uri.query().unwrap_or_default());
+                s.authorizations.push(q.get("scope").cloned());
+                let state = q.get("state").cloned().unwrap_or_default();
+                if s.deny {
+                    return redirect(&[("error", "access_denied"), ("state", &state)]);
+                }
+                let valid = q.get("response_type").map(String::as_str) == Some("code")
+                    && q.get("code_challenge_method").map(String::as_str) == Some("S256")
+                    && q.get("redirect_uri").map(String::as_str) == Some(REDIRECT)
+                    && q.get("resource") == Some(&format!("{base}/mcp"))
+                    && q.get("client_id").is_some_and(|c| s.clients.contains(c));
+                let Some(challenge) = q.get("code_challenge").filter(|_| valid) else {
+                    return json_reply(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": "invalid_request"}),
+                    );
+                };
+                s.counter += 1;
+                let code = format!("code-{}", s.counter);
+                let entry = (challenge.clone(), q.get("scope").cloned());
+                s.codes.insert(code.clone(), entry);
+                redirect(&[("code", &code), ("state", &state)])
+            }
+            ("POST", "/token") => {
+                let f = query(std::str::from_utf8(&body).unwrap_or_default());
+                let grant =
+                    f.get("code")
+                        .and_then(|c| s.codes.remove(c))
+                        .filter(|(challenge, _)| {
+                            f.get("grant_type").map(String::as_str) == Some("authorization_code")
+                                && f.get("code_verifier").map(|v| s256(v)).as_ref()
+                                    == Some(challenge)
+                                && f.get("resource") == Some(&format!("{base}/mcp"))
+                        });
+                let Some((_, scope)) = grant else {
+                    return json_reply(StatusCode::BAD_REQUEST, json!({"error": "invalid_grant"}));
+                };
+                s.counter += 1;
+                let access = format!("access-{}", s.counter);
+                let scope = scope.unwrap_or_default();
+                s.tokens.insert(access.clone(), scope.clone());
+                json_reply(
+                    StatusCode::OK,
+                    json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": scope}),
+                )
+            }
+            _ => json_reply(StatusCode::NOT_FOUND, json!({"error": "not_found"})),
+        }
+    }
+
+    /// The protected resource: any valid token for everything but `tools/call`, which needs
+    /// `mcp:write` too.
+    async fn mcp(&self, parts: http::request::Parts, body: Bytes) -> Response<Body> {
+        let challenge = {
+            let mut s = self.state.lock().unwrap();
+            let prm = format!("{}/.well-known/oauth-protected-resource/mcp", s.base);
+            let method = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|m| m["method"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| parts.method.to_string());
+            let token = parts
+                .headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .filter(|t| s.tokens.contains_key(*t))
+                .map(str::to_owned);
+            s.mcp_tokens.push((method.clone(), token.clone()));
+            match token {
+                None => Some((
+                    StatusCode::UNAUTHORIZED,
+                    format!(
+                        "Bearer error=\"invalid_token\", scope=\"{READ}\", resource_metadata=\"{prm}\""
+                    ),
+                )),
+                Some(t)
+                    if method == "tools/call" && !s.tokens[&t].split(' ').any(|x| x == WRITE) =>
+                {
+                    Some((
+                        StatusCode::FORBIDDEN,
+                        format!(
+                            "Bearer error=\"insufficient_scope\", scope=\"{READ} {WRITE}\", resource_metadata=\"{prm}\""
+                        ),
+                    ))
+                }
+                Some(_) => None,
+            }
+        };
+        if let Some((status, www)) = challenge {
+            let mut r = json_reply(status, json!({"error": "unauthorized"}));
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, www.parse().unwrap());
+            return r;
+        }
+        let req = Request::from_parts(parts, Full::new(body));
+        let reply = tower_service::Service::call(&mut self.mcp.clone(), req)
+            .await
+            .unwrap();
+        reply.map(Either::Right)
+    }
+
+    fn tokens_seen(&self, method: &str) -> Vec<Option<String>> {
+        let s = self.state.lock().unwrap();
+        s.mcp_tokens
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, t)| t.clone())
+            .collect()
+    }
+}
+
+fn server() -> Server {
+    Server::builder("oauth-test", "1.0")
+        .tool(
+            Tool::new("write", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("written")) },
+        )
+        .build()
+}
+
+async fn start() -> (Arc<Fixture>, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let server = server();
+    let config =
+        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    let fixture = Arc::new(Fixture {
+        state: Mutex::new(State {
+            base: base.clone(),
+            ..State::default()
+        }),
+        mcp: McpService::new(&server, config),
+    });
+    let f = fixture.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let f = f.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |req| {
+                    let f = f.clone();
+                    async move { Ok::<_, Infallible>(f.serve(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    (fixture, format!("{base}/mcp"))
+}
+
+/// Deterministic flow randomness: a different 48-byte pattern per flow.
+fn entropy() -> impl Fn() -> Result<Entropy, mcp_tokio::Error> + Send + Sync + 'static {
+    let n = AtomicU8::new(1);
+    move || Ok(Entropy::from_bytes([n.fetch_add(1, Ordering::Relaxed); 48]))
+}
+
+fn oauth() -> OAuthClient {
+    OAuthClient::new(OAuthConfig::new("oauth-test-client", REDIRECT))
+}
+
+async fn connect(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio::Error> {
+    http_client::connect(
+        TokioRuntime::current(),
+        TokioConnector,
+        url,
+        HttpTransport::Streamable,
+        ClientOptions::new("oauth-test", "1.0"),
+        http,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_runs_the_flow_and_the_token_is_reused() {
+    let (fixture, url) = start().await;
+    let oauth = oauth();
+    let client = connect(
+        &url,
+        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .expect("connect with authorization");
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "write");
+    client.list_tools().await.unwrap();
+
+    // One authorization, for the challenge's scope; the refused initialize was retried with
+    // the token, and every later request carried the same token.
+    let token = oauth
+        .access_token(&url, std::time::SystemTime::now())
+        .expect("a kept token");
+    {
+        let s = fixture.state.lock().unwrap();
+        assert_eq!(s.authorizations, vec![Some(READ.to_owned())]);
+    }
+    assert_eq!(
+        fixture.tokens_seen("initialize"),
+        vec![None, Some(token.clone())]
+    );
+    assert_eq!(
+        fixture.tokens_seen("tools/list"),
+        vec![Some(token.clone()), Some(token.clone())]
+    );
+    assert_eq!(
+        fixture.tokens_seen("notifications/initialized"),
+        vec![Some(token.clone())]
+    );
+    // The standalone GET stream, opened before further requests go out, carries it too.
+    assert_eq!(fixture.tokens_seen("GET"), vec![Some(token)]);
+    client.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_403_insufficient_scope_steps_up_and_retries() {
+    let (fixture, url) = start().await;
+    let oauth = oauth();
+    let client = connect(
+        &url,
+        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .unwrap();
+    let result = client.call_tool("write", json!({})).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&result).unwrap()["content"][0]["text"],
+        "written"
+    );
+    let s = fixture.state.lock().unwrap();
+    assert_eq!(
+        s.authorizations,
+        vec![Some(READ.to_owned()), Some(format!("{READ} {WRITE}"))],
+        "the step-up asks for the scopes of the 403"
+    );
+    let calls: Vec<_> = s
+        .mcp_tokens
+        .iter()
+        .filter(|(m, _)| m == "tools/call")
+        .map(|(_, t)| t.clone().expect("a valid token"))
+        .collect();
+    assert_eq!(calls.len(), 2, "refused once, then retried");
+    assert_ne!(calls[0], calls[1], "retried with the stepped-up token");
+    assert_eq!(s.tokens[&calls[1]], format!("{READ} {WRITE}"));
+    drop(s);
+    client.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_handler_approves_instead_of_the_headless_get() {
+    let (fixture, url) = start().await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let seen = asked.clone();
+    // Stands in for a browser: follows the authorization URL and returns where it redirected.
+    let handler = move |authorize: String| {
+        seen.fetch_add(1, Ordering::Relaxed);
+        async move {
+            let u = Url::parse(&authorize).unwrap();
+            let stream = tokio::net::TcpStream::connect((u.host_str().unwrap(), u.port().unwrap()))
+                .await
+                .unwrap();
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            let req = Request::get(&u[url::Position::BeforePath..])
+                .header(header::HOST, u.authority())
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let reply = sender.send_request(req).await.unwrap();
+            Ok(reply.headers()[header::LOCATION]
+                .to_str()
+                .unwrap()
+                .to_owned())
+        }
+    };
+    let http = HttpClientOptions::new()
+        .authorization_handler(handler)
+        .oauth(oauth(), entropy());
+    let client = connect(&url, http).await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(asked.load(Ordering::Relaxed), 1);
+    assert_eq!(fixture.state.lock().unwrap().authorizations.len(), 1);
+    client.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_authorization_fails_the_connect_as_unauthorized() {
+    let (fixture, url) = start().await;
+    fixture.state.lock().unwrap().deny = true;
+    let e = connect(&url, HttpClientOptions::new().oauth(oauth(), entropy()))
+        .await
+        .expect_err("the authorization server refused");
+    assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
+    assert!(e.message().contains("access_denied"), "{e}");
+    assert!(e.message().contains("HTTP 401"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_oauth_a_401_is_a_plain_unauthorized_error() {
+    let (fixture, url) = start().await;
+    let e = connect(&url, HttpClientOptions::new())
+        .await
+        .expect_err("no token");
+    assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
+    assert!(fixture.state.lock().unwrap().authorizations.is_empty());
+}
