@@ -19,6 +19,9 @@ use futures_lite::{AsyncRead, AsyncWrite};
 pub(crate) struct PipeFd {
     io: Async<File>,
     original_flags: libc::c_int,
+    /// The last read was short, so the pipe was empty after it: the next read waits for
+    /// readiness first instead of spending a system call on `EAGAIN`.
+    drained: bool,
 }
 
 fn is_pollable(fd: BorrowedFd<'_>) -> bool {
@@ -29,6 +32,29 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
     }
     let kind = st.st_mode & libc::S_IFMT;
     kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+}
+
+/// Kernel buffer given to the pipes of a spawned child (Linux): room for a large message plus
+/// a window of concurrent small ones, so a message is written in one system call instead of
+/// in 64 KiB pieces with a reader wake-up between each.
+pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 256 * 1024;
+
+/// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
+/// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
+/// keeps its size). Elsewhere a no-op.
+pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: fcntl on a descriptor valid for the borrow; F_GETPIPE_SZ / F_SETPIPE_SZ take
+        // and return plain integers.
+        let current = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        if current >= 0 && current < bytes {
+            // SAFETY: as above.
+            let _ = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
 }
 
 impl PipeFd {
@@ -48,6 +74,7 @@ impl PipeFd {
         Some(PipeFd {
             io,
             original_flags: flags,
+            drained: false,
         })
     }
 }
@@ -72,7 +99,15 @@ impl AsyncRead for PipeFd {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        if self.drained && !buf.is_empty() {
+            // Level-triggered readiness: data that arrived after the short read is reported at
+            // once, so nothing is missed.
+            std::task::ready!(self.io.poll_readable(cx))?;
+            self.drained = false;
+        }
+        let n = std::task::ready!(Pin::new(&mut self.io).poll_read(cx, buf))?;
+        self.drained = n > 0 && n < buf.len();
+        Poll::Ready(Ok(n))
     }
 }
 
