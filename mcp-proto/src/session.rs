@@ -550,15 +550,13 @@ impl Session {
             return;
         }
         let mut decoder = core::mem::replace(&mut self.decoder, NdjsonDecoder::new(0));
-        decoder.push(bytes);
-        while let Some(item) = decoder.next_line() {
-            match item {
-                Ok(line) => self.handle_message(now, line),
-                Err(NdjsonError::LineTooLong { len, max }) => self.reject_oversized(len, max),
-                #[allow(unreachable_patterns)]
-                Err(_) => {}
-            }
-        }
+        // Complete lines are parsed where they lie in `bytes`; only a partial line is copied.
+        decoder.feed(bytes, |item| match item {
+            Ok(line) => self.handle_message(now, line),
+            Err(NdjsonError::LineTooLong { len, max }) => self.reject_oversized(len, max),
+            #[allow(unreachable_patterns)]
+            Err(_) => {}
+        });
         self.decoder = decoder;
     }
 
