@@ -55,9 +55,6 @@ impl std::fmt::Debug for ByteStream {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
-/// The read buffer doubles (up to this) whenever a read fills it: a peer sending large
-/// messages through a large pipe or socket buffer is then read in one system call each.
-const READ_CHUNK_MAX: usize = 512 * 1024;
 /// Stop reading while this much output waits to be written (backpressure against a peer that
 /// does not read; a peer that reads never reaches it, since what it asked for is bounded by the
 /// session's in-flight limits).
@@ -573,9 +570,6 @@ impl<R: Runtime> Connection<R> {
             Poll::Ready(Ok(n)) => {
                 self.session
                     .handle_bytes(now, self.read_buf.get(..n).unwrap_or_default());
-                if n == self.read_buf.len() && n < READ_CHUNK_MAX {
-                    self.read_buf = vec![0u8; (n * 2).min(READ_CHUNK_MAX)].into_boxed_slice();
-                }
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
