@@ -34,10 +34,12 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
     kind == libc::S_IFIFO || kind == libc::S_IFSOCK
 }
 
-/// Kernel buffer given to the pipes of a spawned child (Linux): room for a large message plus
-/// a window of concurrent small ones, so a message is written in one system call instead of
-/// in 64 KiB pieces with a reader wake-up between each.
-pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 256 * 1024;
+/// Kernel buffer given to the pipes of a spawned child (Linux): room for a 64 KiB message with
+/// its envelope, so it is written in one system call instead of in pieces with a reader
+/// wake-up between each. Pipe buffers count against the user's pipe quota
+/// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default): 256 KiB per child stays well
+/// clear of it for hundreds of children, and growing simply stops working past it.
+pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 128 * 1024;
 
 /// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
 /// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
