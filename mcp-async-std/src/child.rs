@@ -92,8 +92,8 @@ pub async fn spawn_with<R: Runtime>(
         use std::os::fd::AsFd;
         crate::stdio::grow_pipe(stdin.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
         crate::stdio::grow_pipe(stdout.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
-        // Our own reactor-driven pipe ends (duplicates; the originals close when dropped here)
-        // skip the `EAGAIN` read after each drained pipe.
+        // Our own reactor-driven pipe ends (duplicates; the originals close when this function
+        // returns) skip the `EAGAIN` read after each drained pipe.
         match (
             crate::stdio::PipeFd::new(stdout.as_fd()),
             crate::stdio::PipeFd::new(stdin.as_fd()),

@@ -4,7 +4,7 @@
 //! pipes or sockets (the normal case for an MCP server spawned by a host), they can be made
 //! non-blocking and driven by `async-io`'s reactor directly — under async-std and smol alike.
 //! Terminals and regular files fall back to `blocking::Unblock`. The original file status flags
-//! are restored when the stream is dropped.
+//! are restored when the stream is dropped. A spawned child's pipes use the same [`PipeFd`].
 
 use std::fs::File;
 use std::io;
