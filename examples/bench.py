@@ -7,7 +7,10 @@ the median of the per-round ratios (the machine is noisy: ratios of neighbouring
 stable than absolute figures).
 
     cargo build --release -p mcp-examples --bin bench-client --bin bench-server
-    python3 examples/bench.py [--repeat 5] [--n 20000] [--target-dir target]
+    python3 examples/bench.py [--repeat 5] [--n 20000] [--target-dir target] [--sides]
+
+`--sides` also measures each side alone against the same reference pair: our client with the
+reference server, and the reference client with our server (columns "client" and "server").
 """
 
 import argparse
@@ -31,7 +34,9 @@ def main():
     p.add_argument("--runtimes", default="tokio,async-std")
     p.add_argument("--sizes", default="16,65536")
     p.add_argument("--conc", default="1,32")
+    p.add_argument("--sides", action="store_true", help="also measure each side alone")
     a = p.parse_args()
+    server = os.path.join(a.target_dir, "release", "bench-server")
     client = os.path.join(a.target_dir, "release", "bench-client")
     if not os.path.exists(client):
         sys.exit(f"{client} not found: cargo build --release -p mcp-examples --bin bench-client --bin bench-server")
@@ -41,11 +46,22 @@ def main():
         for conc in [int(c) for c in a.conc.split(",")]:
             for rt in a.runtimes.split(","):
                 ratios, ours_rps, ref_rps, ours_rss, ref_rss = [], [], [], [], []
+                client_ratios, server_ratios = [], []
                 for _ in range(a.repeat):
                     common = ["--n", str(n), "--size", str(size), "--conc", str(conc)]
                     ours = run(client, ["--runtime", rt, "--transport", "stdio"] + common)
                     ref = run(client, ["--reference"] + common)
                     ratios.append(ours["rps"] / ref["rps"])
+                    if a.sides:
+                        ours_client = run(
+                            client,
+                            ["--runtime", rt] + common + ["--", server, "--reference"],
+                        )
+                        ours_server = run(
+                            client, ["--reference"] + common + ["--", server, "--runtime", rt]
+                        )
+                        client_ratios.append(ours_client["rps"] / ref["rps"])
+                        server_ratios.append(ours_server["rps"] / ref["rps"])
                     ours_rps.append(ours["rps"])
                     ref_rps.append(ref["rps"])
                     ours_rss.append((ours["client_rss_kb"], ours["server_rss_kb"]))
@@ -61,15 +77,20 @@ def main():
                     "ours_rss_kb": ours_rss[-1],
                     "ref_rss_kb": ref_rss[-1],
                 }
+                if a.sides:
+                    row["client_ratio"] = round(statistics.median(client_ratios), 3)
+                    row["server_ratio"] = round(statistics.median(server_ratios), 3)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print()
-    print("| runtime | size | conc | ours rps | reference rps | median ratio | rss client/server KiB |")
-    print("|---|---|---|---|---|---|---|")
+    sides = " client | server |" if a.sides else ""
+    print(f"| runtime | size | conc | ours rps | reference rps | median ratio |{sides} rss client/server KiB |")
+    print("|---|---|---|---|---|---|" + ("---|---|" if a.sides else "") + "---|")
     for r in rows:
+        side = f" {r['client_ratio']:.2f} | {r['server_ratio']:.2f} |" if a.sides else ""
         print(
             f"| {r['runtime']} | {r['size']} | {r['conc']} | {r['ours_rps']:.0f} | {r['ref_rps']:.0f} | "
-            f"{r['ratio_median']:.2f} | {r['ours_rss_kb'][0]}/{r['ours_rss_kb'][1]} |"
+            f"{r['ratio_median']:.2f} |{side} {r['ours_rss_kb'][0]}/{r['ours_rss_kb'][1]} |"
         )
 
 

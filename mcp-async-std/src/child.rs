@@ -88,7 +88,21 @@ pub async fn spawn_with<R: Runtime>(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("stdin and stdout are piped")
     };
-    match Client::connect(rt, ByteStream::new(stdout, stdin), options).await {
+    let transport = {
+        use std::os::fd::AsFd;
+        crate::stdio::grow_pipe(stdin.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
+        crate::stdio::grow_pipe(stdout.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
+        // Our own reactor-driven pipe ends (duplicates; the originals close when this function
+        // returns) skip the `EAGAIN` read after each drained pipe.
+        match (
+            crate::stdio::PipeFd::new(stdout.as_fd()),
+            crate::stdio::PipeFd::new(stdin.as_fd()),
+        ) {
+            (Some(out), Some(inp)) => ByteStream::new(out, inp),
+            _ => ByteStream::new(stdout, stdin),
+        }
+    };
+    match Client::connect(rt, transport, options).await {
         Ok(client) => Ok(ChildClient {
             client,
             child: Some(child),

@@ -4,7 +4,7 @@
 //! pipes or sockets (the normal case for an MCP server spawned by a host), they can be made
 //! non-blocking and driven by `async-io`'s reactor directly — under async-std and smol alike.
 //! Terminals and regular files fall back to `blocking::Unblock`. The original file status flags
-//! are restored when the stream is dropped.
+//! are restored when the stream is dropped. A spawned child's pipes use the same [`PipeFd`].
 
 use std::fs::File;
 use std::io;
@@ -19,6 +19,9 @@ use futures_lite::{AsyncRead, AsyncWrite};
 pub(crate) struct PipeFd {
     io: Async<File>,
     original_flags: libc::c_int,
+    /// The last read was short, so the pipe was empty after it: the next read waits for
+    /// readiness first instead of spending a system call on `EAGAIN`.
+    drained: bool,
 }
 
 fn is_pollable(fd: BorrowedFd<'_>) -> bool {
@@ -29,6 +32,31 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
     }
     let kind = st.st_mode & libc::S_IFMT;
     kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+}
+
+/// Kernel buffer given to the pipes of a spawned child (Linux): room for a 64 KiB message with
+/// its envelope, so it is written in one system call instead of in pieces with a reader
+/// wake-up between each. Pipe buffers count against the user's pipe quota
+/// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default): 256 KiB per child stays well
+/// clear of it for hundreds of children, and growing simply stops working past it.
+pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 128 * 1024;
+
+/// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
+/// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
+/// keeps its size). Elsewhere a no-op.
+pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: fcntl on a descriptor valid for the borrow; F_GETPIPE_SZ / F_SETPIPE_SZ take
+        // and return plain integers.
+        let current = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        if current >= 0 && current < bytes {
+            // SAFETY: as above.
+            let _ = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
 }
 
 impl PipeFd {
@@ -48,6 +76,7 @@ impl PipeFd {
         Some(PipeFd {
             io,
             original_flags: flags,
+            drained: false,
         })
     }
 }
@@ -72,7 +101,15 @@ impl AsyncRead for PipeFd {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        if self.drained && !buf.is_empty() {
+            // Level-triggered readiness: data that arrived after the short read is reported at
+            // once, so nothing is missed.
+            std::task::ready!(self.io.poll_readable(cx))?;
+            self.drained = false;
+        }
+        let n = std::task::ready!(Pin::new(&mut self.io).poll_read(cx, buf))?;
+        self.drained = n > 0 && n < buf.len();
+        Poll::Ready(Ok(n))
     }
 }
 

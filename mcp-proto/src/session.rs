@@ -550,15 +550,13 @@ impl Session {
             return;
         }
         let mut decoder = core::mem::replace(&mut self.decoder, NdjsonDecoder::new(0));
-        decoder.push(bytes);
-        while let Some(item) = decoder.next_line() {
-            match item {
-                Ok(line) => self.handle_message(now, line),
-                Err(NdjsonError::LineTooLong { len, max }) => self.reject_oversized(len, max),
-                #[allow(unreachable_patterns)]
-                Err(_) => {}
-            }
-        }
+        // Complete lines are parsed where they lie in `bytes`; only a partial line is copied.
+        decoder.feed(bytes, |item| match item {
+            Ok(line) => self.handle_message(now, line),
+            Err(NdjsonError::LineTooLong { len, max }) => self.reject_oversized(len, max),
+            #[allow(unreachable_patterns)]
+            Err(_) => {}
+        });
         self.decoder = decoder;
     }
 
@@ -1686,9 +1684,9 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 /// Reads `params._meta.progressToken` without building a tree (skipped entirely when the params
 /// contain no `_meta` key).
 fn progress_token_of(params: &RawValue) -> Option<ProgressToken> {
-    if !params.get().contains("\"_meta\"") {
-        return None;
-    }
+    // A cheap pre-check (SIMD substring search) spares the second parse for the common
+    // request without `_meta`; a large argument is then scanned once more, not parsed.
+    memchr::memmem::find(params.get().as_bytes(), b"\"_meta\"")?;
     #[derive(Deserialize)]
     struct Meta {
         #[serde(rename = "progressToken")]

@@ -115,6 +115,9 @@ pub struct Connection<R: Runtime> {
     rt: R,
     session: Session,
     reader: Option<Pin<Box<dyn AsyncRead + Send>>>,
+    /// The reader returned `Pending` during the current `poll`: its waker is registered, so
+    /// reading again before the next wake-up would only cost a system call (`EAGAIN`).
+    read_parked: bool,
     writer: Pin<Box<dyn AsyncWrite + Send>>,
     read_buf: Box<[u8]>,
     out: Vec<u8>,
@@ -180,6 +183,7 @@ pub fn connection<R: Runtime>(
         rt,
         session,
         reader: Some(transport.reader),
+        read_parked: false,
         writer: transport.writer,
         read_buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
         out: Vec::with_capacity(READ_CHUNK),
@@ -551,8 +555,8 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
-        if self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
-            return false; // backpressure: the peer is not reading our output
+        if self.read_parked || self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
+            return false; // parked until woken, or backpressure: the peer is not reading
         }
         let Some(reader) = self.reader.as_mut() else {
             return false;
@@ -564,7 +568,8 @@ impl<R: Runtime> Connection<R> {
                 true
             }
             Poll::Ready(Ok(n)) => {
-                self.session.handle_bytes(now, &self.read_buf[..n]);
+                self.session
+                    .handle_bytes(now, self.read_buf.get(..n).unwrap_or_default());
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
@@ -579,20 +584,27 @@ impl<R: Runtime> Connection<R> {
                 );
                 true
             }
-            Poll::Pending => false,
+            Poll::Pending => {
+                self.read_parked = true;
+                false
+            }
         }
     }
 
+    /// Keeps one timer armed no later than the session's next deadline.
+    ///
+    /// A timer that is armed earlier than needed is kept (it fires, `handle_timeout` finds
+    /// nothing due, and the next deadline is armed then) rather than re-armed: requests made
+    /// one after another each move the deadline a little further out, and re-arming for every
+    /// request costs a timer registration (on `async-io`, a reactor wake-up) per request.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
-        let Some(deadline) = self.session.poll_timeout() else {
-            self.timer = None;
-            return false;
+        let deadline = self.session.poll_timeout();
+        let rearm = match (&self.timer, deadline) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some((at, _)), Some(deadline)) => *at > deadline,
         };
-        let rearm = match &self.timer {
-            None => true,
-            Some((at, _)) => *at > deadline,
-        };
-        if rearm {
+        if let (true, Some(deadline)) = (rearm, deadline) {
             self.timer = Some((deadline, self.rt.sleep_until(deadline)));
         }
         if let Some((_, sleep)) = self.timer.as_mut()
@@ -630,6 +642,7 @@ impl<R: Runtime> Future for Connection<R> {
         if this.finished {
             return Poll::Ready(Ok(()));
         }
+        this.read_parked = false;
         for _ in 0..BUDGET {
             let now = this.rt.now();
             let mut progressed = false;

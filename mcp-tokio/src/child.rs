@@ -87,6 +87,11 @@ pub async fn spawn_with(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("stdin and stdout are piped")
     };
+    {
+        use std::os::fd::AsFd;
+        crate::stdio::grow_pipe(stdin.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
+        crate::stdio::grow_pipe(stdout.as_fd(), crate::stdio::CHILD_PIPE_BYTES);
+    }
     let transport = ByteStream::new(stdout.compat(), stdin.compat_write());
     match Client::connect(rt.clone(), transport, options).await {
         Ok(client) => Ok(ChildClient {

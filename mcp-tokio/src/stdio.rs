@@ -31,6 +31,31 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
     kind == libc::S_IFIFO || kind == libc::S_IFSOCK
 }
 
+/// Kernel buffer given to the pipes of a spawned child (Linux): room for a 64 KiB message with
+/// its envelope, so it is written in one system call instead of in pieces with a reader
+/// wake-up between each. Pipe buffers count against the user's pipe quota
+/// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default): 256 KiB per child stays well
+/// clear of it for hundreds of children, and growing simply stops working past it.
+pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 128 * 1024;
+
+/// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
+/// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
+/// keeps its size). Elsewhere a no-op.
+pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: fcntl on a descriptor valid for the borrow; F_GETPIPE_SZ / F_SETPIPE_SZ take
+        // and return plain integers.
+        let current = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        if current >= 0 && current < bytes {
+            // SAFETY: as above.
+            let _ = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
+}
+
 impl PipeFd {
     /// Wraps a duplicate of `fd` if it is a pipe or a socket; `None` otherwise.
     pub(crate) fn new(fd: BorrowedFd<'_>) -> Option<PipeFd> {

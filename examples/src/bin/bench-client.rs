@@ -10,7 +10,9 @@
 //! `{"rps":…, "client_cpu_s":…, "server_cpu_s":…, "client_rss_kb":…, "server_rss_kb":…}`.
 //! Without `-- SERVER_CMD`, the sibling `bench-server` binary is spawned. `--reference` runs the
 //! framework-free pair instead: plain serde_json lines in and out on the same pipes (client and
-//! server), the limit this implementation is measured against.
+//! server), the limit this implementation is measured against. Mixed pairs measure one side:
+//! `--runtime R -- bench-server --reference` (our client), `--reference -- bench-server
+//! --runtime R` (our server).
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::{Command, Stdio};
@@ -236,6 +238,14 @@ fn reference(args: &Args) {
     );
     w.flush().expect("flush");
     let _ = recv(&mut r, &mut line);
+    // Complete the handshake, so that the reference client can also drive an MCP server
+    // (`--reference -- SERVER_CMD`: one side of ours measured against the reference client).
+    serde_json::to_writer(
+        &mut w,
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    )
+    .expect("write");
+    w.write_all(b"\n").expect("write");
     let call = |text: &str| json!({"name":"echo","arguments":{"text":text}});
     let warm = 50.min(args.n);
     for i in 0..warm {

@@ -143,6 +143,42 @@ impl NdjsonDecoder {
         }
     }
 
+    /// Appends `data` and hands every complete line (or overflow error) to `each`, in order —
+    /// [`push`](Self::push) followed by draining [`next_line`](Self::next_line), without the
+    /// copy: while nothing is buffered, lines that end within `data` are handed out in place,
+    /// and only an unterminated tail is kept.
+    ///
+    /// ```
+    /// use mcp_proto::codec::ndjson::NdjsonDecoder;
+    ///
+    /// let mut dec = NdjsonDecoder::new(1024);
+    /// let mut lines = Vec::new();
+    /// dec.feed(b"{\"a\":1}\n{\"b\"", |l| lines.push(l.map(<[u8]>::to_vec)));
+    /// dec.feed(b":2}\n", |l| lines.push(l.map(<[u8]>::to_vec)));
+    /// assert_eq!(lines, [Ok(b"{\"a\":1}".to_vec()), Ok(b"{\"b\":2}".to_vec())]);
+    /// ```
+    pub fn feed(&mut self, data: &[u8], mut each: impl FnMut(Result<&[u8], NdjsonError>)) {
+        let mut data = data;
+        if self.start >= self.buf.len() && !self.discarding && self.overflows.is_empty() {
+            while let Some(i) = memchr::memchr(b'\n', data) {
+                let line = strip_cr(data.get(..i).unwrap_or_default());
+                data = data.get(i + 1..).unwrap_or_default();
+                if line.len() > self.max_line {
+                    each(Err(NdjsonError::LineTooLong {
+                        len: line.len(),
+                        max: self.max_line,
+                    }));
+                } else if !is_blank(line) {
+                    each(Ok(line));
+                }
+            }
+        }
+        self.push(data);
+        while let Some(item) = self.next_line() {
+            each(item);
+        }
+    }
+
     /// The next complete line (without its terminator), or `None` until more input arrives.
     /// Blank lines are skipped. An overlong line yields one `Err`, after which decoding goes on.
     pub fn next_line(&mut self) -> Option<Result<&[u8], NdjsonError>> {
@@ -398,6 +434,71 @@ mod tests {
             }
             assert_eq!(run(MAX, chunks.iter().copied()), want);
         }
+    }
+
+    /// `feed` with the same chunks yields exactly what `push` + `next_line` yields.
+    fn run_feed<'a>(max: usize, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Out> {
+        let mut dec = NdjsonDecoder::new(max);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            dec.feed(chunk, |item| match item {
+                Ok(line) => {
+                    assert!(line.len() <= max);
+                    out.push(Out::Line(line.to_vec()));
+                }
+                Err(NdjsonError::LineTooLong { len, max: m }) => {
+                    assert_eq!(m, max);
+                    assert!(len > max, "len {len} max {max}");
+                    out.push(Out::TooLong);
+                }
+            });
+        }
+        drain(&mut dec, &mut out, true);
+        assert_eq!(dec.buffered(), 0);
+        out
+    }
+
+    #[test]
+    fn feed_matches_push() {
+        assert_eq!(run_feed(MAX, [INPUT]), expected());
+        for i in 0..=INPUT.len() {
+            let (a, b) = INPUT.split_at(i);
+            assert_eq!(run_feed(MAX, [a, b]), expected(), "split at {i}");
+        }
+        assert_eq!(run_feed(MAX, INPUT.chunks(1)), expected());
+        let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+        let mut input = Vec::new();
+        for _ in 0..20 {
+            input.extend_from_slice(INPUT);
+            input.push(b'\n');
+        }
+        for _ in 0..500 {
+            let mut chunks = Vec::new();
+            let mut rest = &input[..];
+            while !rest.is_empty() {
+                let n = (rng.next() % 60 + 1) as usize;
+                let (a, b) = rest.split_at(n.min(rest.len()));
+                chunks.push(a);
+                rest = b;
+            }
+            assert_eq!(
+                run_feed(MAX, chunks.iter().copied()),
+                run(MAX, chunks.iter().copied())
+            );
+        }
+    }
+
+    #[test]
+    fn feed_lends_complete_lines_without_buffering() {
+        let mut dec = NdjsonDecoder::new(64);
+        let mut n = 0;
+        dec.feed(b"{\"a\":1}\n{\"b\":2}\r\n{\"c\"", |l| {
+            assert!(l.is_ok());
+            n += 1;
+        });
+        assert_eq!(n, 2);
+        // Only the unterminated tail was kept.
+        assert_eq!(dec.buffered(), 4);
     }
 
     #[test]
