@@ -2,8 +2,8 @@
 //!
 //! The runtime-neutral typed layer of the MCP workspace: a connection engine that drives one
 //! `mcp_proto::session::Session` over any byte stream, the [`Peer`] handle for outbound calls,
-//! the [`Service`] trait for inbound ones, and the typed [`Server`](server::Server) and
-//! [`Client`](client::Client) built on them.
+//! the [`Service`] trait for inbound ones, and the typed [`Server`] and [`Client`] built on
+//! them.
 //!
 //! It contains no runtime types: drivers (`mcp-tokio`, `mcp-async-std`) implement
 //! [`Runtime`] and pass `futures-io` byte streams.

@@ -168,14 +168,14 @@ pub fn handshake<B>(config: &WsConfig, request: &http::Request<B>) -> http::Resp
     let headers = request.headers();
     let host =
         single(headers, &header::HOST).or_else(|| request.uri().authority().map(|a| a.as_str()));
-    if !host_allowed(&config.allowed_hosts, host) {
+    if !config.allowed_hosts.allows_host(host) {
         return refuse(StatusCode::FORBIDDEN, "Forbidden: Host not allowed");
     }
     if !matches!(config.allowed_origins, AllowList::Any)
         && let Some(origin) = headers.get(header::ORIGIN)
         && !origin
             .to_str()
-            .is_ok_and(|o| origin_allowed(&config.allowed_origins, o.trim()))
+            .is_ok_and(|o| config.allowed_origins.allows_origin(o.trim()))
     {
         return refuse(StatusCode::FORBIDDEN, "Forbidden: Origin not allowed");
     }
@@ -310,82 +310,6 @@ fn valid_key(key: &str) -> bool {
         && b[..22]
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')
-}
-
-// The `AllowList` rules of `mcp_proto::http` (same semantics as the Streamable HTTP endpoint).
-
-/// Splits `host[:port]` (IPv6 in brackets). `None` for anything else (user info, junk).
-fn split_host_port(authority: &str) -> Option<(&str, Option<&str>)> {
-    if authority.is_empty() || authority.contains(['@', '/', ' ']) {
-        return None;
-    }
-    let (host, port) = if authority.starts_with('[') {
-        let end = authority.find(']')?;
-        let (host, rest) = authority.split_at(end + 1);
-        match rest {
-            "" => (host, None),
-            _ => (host, Some(rest.strip_prefix(':')?)),
-        }
-    } else {
-        match authority.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty()
-        || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    Some((host, port))
-}
-
-fn is_loopback_name(host: &str) -> bool {
-    ["localhost", "127.0.0.1", "[::1]"]
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(host))
-}
-
-fn host_entry_matches(entry: &str, authority: &str) -> bool {
-    let (Some((eh, ep)), Some((h, p))) = (split_host_port(entry), split_host_port(authority))
-    else {
-        return false;
-    };
-    eh.eq_ignore_ascii_case(h) && (ep.is_none() || ep == p)
-}
-
-fn host_allowed(list: &AllowList, host: Option<&str>) -> bool {
-    match list {
-        AllowList::Any => true,
-        AllowList::Loopback => host
-            .and_then(split_host_port)
-            .is_some_and(|(h, _)| is_loopback_name(h)),
-        AllowList::Only(entries) => {
-            host.is_some_and(|h| entries.iter().any(|e| host_entry_matches(e, h)))
-        }
-        _ => false,
-    }
-}
-
-fn origin_allowed(list: &AllowList, origin: &str) -> bool {
-    let authority = origin
-        .split_once("://")
-        .map(|(_, rest)| rest.strip_suffix('/').unwrap_or(rest));
-    match list {
-        AllowList::Any => true,
-        AllowList::Loopback => authority
-            .and_then(split_host_port)
-            .is_some_and(|(h, _)| is_loopback_name(h)),
-        AllowList::Only(entries) => entries.iter().any(|e| {
-            if e.contains("://") {
-                e.trim_end_matches('/')
-                    .eq_ignore_ascii_case(origin.trim_end_matches('/'))
-            } else {
-                authority.is_some_and(|a| host_entry_matches(e, a))
-            }
-        }),
-        _ => false,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

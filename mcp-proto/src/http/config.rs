@@ -46,6 +46,19 @@ pub enum AllowList {
     Only(Vec<String>),
 }
 
+impl AllowList {
+    /// Whether a `Host` value (`host[:port]`; `None` when the request had none) is allowed.
+    pub fn allows_host(&self, host: Option<&str>) -> bool {
+        super::headers::host_allowed(self, host)
+    }
+
+    /// Whether an `Origin` value is allowed (`null` and unparseable origins never are, except
+    /// under [`AllowList::Any`]).
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        super::headers::origin_allowed(self, origin)
+    }
+}
+
 /// The two paths of the legacy HTTP+SSE transport (protocol version 2024-11-05), served
 /// beside Streamable HTTP when set with [`EndpointConfig::legacy_sse`].
 ///
