@@ -412,6 +412,28 @@ impl Endpoint {
         }
     }
 
+    /// The checks every POST body passes, on either transport: JSON content type (415), size
+    /// (413), well-formed JSON-RPC (400 with -32700 / -32600).
+    fn check_body(&self, parts: &Parts, body: &[u8]) -> Result<Classified, Refusal> {
+        if !is_json(&parts.headers) {
+            return Err(Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                TRANSPORT_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+                None,
+            ));
+        }
+        if body.len() > self.config.max_body_size {
+            return Err(Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                TRANSPORT_ERROR,
+                "Payload Too Large",
+                None,
+            ));
+        }
+        classify(body)
+    }
+
     fn post(&mut self, now: Instant, parts: &Parts, body: &[u8], random: u128) -> Response<Body> {
         let json_only = self.config.response_mode == ResponseMode::JsonOnly;
         if !accepts(&parts.headers, "application", "json")
@@ -428,23 +450,7 @@ impl Endpoint {
                 None,
             );
         }
-        if !is_json(&parts.headers) {
-            return rpc_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                TRANSPORT_ERROR,
-                "Unsupported Media Type: Content-Type must be application/json",
-                None,
-            );
-        }
-        if body.len() > self.config.max_body_size {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                TRANSPORT_ERROR,
-                "Payload Too Large",
-                None,
-            );
-        }
-        let c = match classify(body) {
+        let c = match self.check_body(parts, body) {
             Ok(c) => c,
             Err(r) => return r.reply(),
         };

@@ -132,23 +132,7 @@ impl Endpoint {
                 None,
             );
         };
-        if !is_json(&parts.headers) {
-            return rpc_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                TRANSPORT_ERROR,
-                "Unsupported Media Type: Content-Type must be application/json",
-                None,
-            );
-        }
-        if body.len() > self.config.max_body_size {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                TRANSPORT_ERROR,
-                "Payload Too Large",
-                None,
-            );
-        }
-        let c = match classify(body) {
+        let c = match self.check_body(parts, body) {
             Ok(c) => c,
             Err(r) => return r.reply(),
         };
