@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use futures_channel::oneshot;
 use futures_core::Stream;
 use mcp_proto::schema::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Content,
@@ -336,6 +337,8 @@ pub struct Client {
     server: PeerInfo,
     state: Arc<ClientState>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
+    /// Resolves when the connection task has ended (its transport closed and flushed).
+    ended: futures_util::future::Shared<oneshot::Receiver<()>>,
     _guard: Arc<Guard>,
 }
 
@@ -374,10 +377,12 @@ impl Client {
             Arc::new(service),
             options.telemetry,
         );
+        let (ended_tx, ended_rx) = oneshot::channel();
         rt.spawn(Box::pin(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(target: "mcp", error = %e, "client connection ended with an error");
             }
+            let _ = ended_tx.send(());
         }));
         let server = ready.await.map_err(|_| {
             Error::new(
@@ -386,6 +391,7 @@ impl Client {
             )
         })??;
         Ok(Client {
+            ended: futures_util::FutureExt::shared(ended_rx),
             _guard: Arc::new(Guard { peer: peer.clone() }),
             peer,
             server,
@@ -422,6 +428,20 @@ impl Client {
     /// Closes the connection gracefully.
     pub fn close(&self) {
         self.peer.close();
+    }
+
+    /// Completes once the connection has ended: after [`close`](Self::close), when the server
+    /// went away, or when the transport failed. The transport has then finished its own
+    /// closing (an HTTP session's `DELETE`, a WebSocket close handshake, a flushed pipe).
+    pub async fn closed(&self) {
+        let _ = self.ended.clone().await;
+    }
+
+    /// Closes the connection and waits until it has ended ([`close`](Self::close) then
+    /// [`closed`](Self::closed)).
+    pub async fn shutdown(&self) {
+        self.close();
+        self.closed().await;
     }
 
     /// `ping`.

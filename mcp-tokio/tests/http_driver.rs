@@ -424,3 +424,36 @@ async fn http_sessions_report_telemetry_like_connections() {
     assert!(matches!(seen.last(),
         Some(TelemetryEvent::ConnectionClosed { connection: c, .. }) if *c == connection));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_shutdown_waits_for_the_session_delete() {
+    let mut telemetry = Telemetry::default();
+    let mut events = telemetry.subscribe();
+    let (port, _release) = start_with(|c| c, telemetry).await;
+    let client = mcp_tokio::connect_http(
+        &format!("http://127.0.0.1:{port}/mcp"),
+        mcp_tokio::ClientOptions::default(),
+        mcp_tokio::HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 2);
+    tokio::time::timeout(Duration::from_secs(10), client.shutdown())
+        .await
+        .expect("shutdown completes");
+    assert!(client.is_closed());
+    // The session was ended by the client's DELETE, not by expiry.
+    use futures_util::StreamExt;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("the session closes")
+            .unwrap();
+        if let TelemetryEvent::ConnectionClosed { error, .. } = ev {
+            assert!(error.is_none(), "{error:?}");
+            break;
+        }
+    }
+    // `closed` stays complete.
+    client.closed().await;
+}
