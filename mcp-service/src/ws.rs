@@ -22,7 +22,9 @@
 //! 101 or a clear refusal), [`WsConfig`], the client's request ([`client_request`]), and
 //! [`byte_stream`], which turns a tungstenite message stream into the NDJSON
 //! [`ByteStream`] the connection engine runs on — so the engine, the session and the typed
-//! layer are unchanged, and both drivers share all of it. It never opens sockets or spawns.
+//! layer are unchanged — plus [`serve_connection`] (hyper answers the upgrade of one accepted
+//! connection, `async-tungstenite` runs the session) and [`connect_over`] (the client handshake
+//! over a connected socket), so both drivers share all of it. It never opens sockets.
 
 use std::io;
 use std::net::IpAddr;
@@ -802,6 +804,105 @@ impl<T: hyper::rt::Write + Unpin> AsyncWrite for UpgradedIo<T> {
     fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving and connecting over a socket the driver opened
+// ---------------------------------------------------------------------------------------------
+
+/// Serves one accepted connection: HTTP/1.1 (hyper, timed by `rt`) until a request upgrades
+/// it, then the WebSocket (`async-tungstenite`) as one session of `server` on `rt`. Refused
+/// requests get their HTTP answer from [`handshake`]. Any IO hyper can run on works (a tokio
+/// socket through `hyper_util::rt::TokioIo`, a `futures-io` one through
+/// [`FuturesIo`](crate::hyper_io::FuturesIo)).
+pub async fn serve_connection<R, I>(
+    rt: R,
+    server: crate::Server,
+    config: Arc<WsConfig>,
+    io: I,
+    addr: std::net::SocketAddr,
+) where
+    R: Runtime,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let upgrade_rt = rt.clone();
+    let svc = hyper::service::service_fn(move |req| {
+        let reply = upgrade(&upgrade_rt, &server, &config, addr, req);
+        async move { Ok::<_, std::convert::Infallible>(reply) }
+    });
+    if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .timer(crate::hyper_io::RuntimeTimer::new(rt))
+        .serve_connection(io, svc)
+        .with_upgrades()
+        .await
+    {
+        tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket HTTP connection ended with an error");
+    }
+}
+
+/// Answers one request; on 101, runs the session once hyper hands the connection over.
+fn upgrade<R: Runtime>(
+    rt: &R,
+    server: &crate::Server,
+    config: &Arc<WsConfig>,
+    addr: std::net::SocketAddr,
+    mut req: http::Request<hyper::body::Incoming>,
+) -> http::Response<http_body_util::Full<bytes::Bytes>> {
+    let reply = handshake(config, &req);
+    if reply.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let on_upgrade = hyper::upgrade::on(&mut req);
+        let server = server.clone();
+        let config = config.clone();
+        let session_rt = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let upgraded = match on_upgrade.await {
+                Ok(u) => u,
+                Err(e) => {
+                    tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket upgrade failed");
+                    return;
+                }
+            };
+            let max = config
+                .max_message_size
+                .unwrap_or(server.config().max_message_size);
+            let socket = async_tungstenite::WebSocketStream::from_raw_socket(
+                UpgradedIo::new(upgraded),
+                tungstenite::protocol::Role::Server,
+                Some(websocket_config(max)),
+            )
+            .await;
+            tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
+            let stream = byte_stream(session_rt.clone(), socket, config.close_timeout);
+            if let Err(e) = server.serve(session_rt, stream).await {
+                tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
+            }
+        }));
+    } else {
+        tracing::debug!(target: "mcp", %addr, status = %reply.status(), path = req.uri().path(), "WebSocket upgrade refused");
+    }
+    reply.map(|body| http_body_util::Full::new(bytes::Bytes::from(body)))
+}
+
+/// Runs the client side over `io`, a connected socket to `target`'s host (from
+/// [`client_request`] of `url`): the WebSocket handshake (offering `mcp`, messages bounded by
+/// the options' maximum size), then the MCP handshake; the connection task runs on `rt`.
+pub async fn connect_over<R, I>(
+    rt: R,
+    io: I,
+    url: &str,
+    target: ClientRequest,
+    options: crate::ClientOptions,
+) -> Result<crate::Client, Error>
+where
+    R: Runtime,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let config = websocket_config(options.config().max_message_size);
+    let (socket, _) = async_tungstenite::client_async_with_config(target.request, io, Some(config))
+        .await
+        .map_err(|e| client_handshake_error(url, e))?;
+    let stream = byte_stream(rt.clone(), socket, DEFAULT_CLOSE_TIMEOUT);
+    crate::Client::connect(rt, stream, options).await
 }
 
 #[cfg(test)]

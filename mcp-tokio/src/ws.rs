@@ -1,25 +1,17 @@
 //! MCP over WebSocket on tokio — **outside the MCP specification**; the wire rules are in
 //! [`mcp_service::ws`]. hyper answers the HTTP upgrade (so every non-upgrade request gets a
-//! proper HTTP reply), `tokio-tungstenite` runs the WebSocket, and each connection is one
-//! session of the server on the usual connection engine.
+//! proper HTTP reply), `async-tungstenite` runs the WebSocket (through `mcp_service::ws`, which
+//! both drivers share), and each connection is one session of the server on the usual
+//! connection engine.
 
-use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use mcp_service::ws::{self, WsConfig};
 use mcp_service::{Client, ClientOptions, Error, ErrorKind, Server};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_util::compat::TokioAsyncReadCompatExt;
 
 use crate::TokioRuntime;
 
@@ -46,10 +38,11 @@ pub async fn serve_ws_with(
         match listener.accept().await {
             Ok((stream, addr)) => {
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_connection(
+                tokio::spawn(ws::serve_connection(
+                    TokioRuntime::current(),
                     server.clone(),
                     config.clone(),
-                    stream,
+                    TokioIo::new(stream),
                     addr,
                 ));
             }
@@ -63,69 +56,6 @@ pub async fn serve_ws_with(
             },
         }
     }
-}
-
-/// One TCP connection: HTTP/1.1 until a request upgrades it.
-async fn serve_connection(
-    server: Server,
-    config: Arc<WsConfig>,
-    stream: TcpStream,
-    addr: SocketAddr,
-) {
-    let svc = service_fn(move |req| {
-        let reply = upgrade(&server, &config, addr, req);
-        async move { Ok::<_, Infallible>(reply) }
-    });
-    if let Err(e) = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .serve_connection(TokioIo::new(stream), svc)
-        .with_upgrades()
-        .await
-    {
-        tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket HTTP connection ended with an error");
-    }
-}
-
-/// Answers one request; on 101, runs the session once hyper hands over the connection.
-fn upgrade(
-    server: &Server,
-    config: &Arc<WsConfig>,
-    addr: SocketAddr,
-    mut req: Request<Incoming>,
-) -> Response<Full<Bytes>> {
-    let reply = ws::handshake(config, &req);
-    if reply.status() == StatusCode::SWITCHING_PROTOCOLS {
-        let on_upgrade = hyper::upgrade::on(&mut req);
-        let server = server.clone();
-        let config = config.clone();
-        tokio::spawn(async move {
-            let upgraded = match on_upgrade.await {
-                Ok(u) => u,
-                Err(e) => {
-                    tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket upgrade failed");
-                    return;
-                }
-            };
-            let max = config
-                .max_message_size
-                .unwrap_or(server.config().max_message_size);
-            let socket = WebSocketStream::from_raw_socket(
-                TokioIo::new(upgraded),
-                Role::Server,
-                Some(ws::websocket_config(max)),
-            )
-            .await;
-            tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
-            let rt = TokioRuntime::current();
-            let stream = ws::byte_stream(rt.clone(), socket, config.close_timeout);
-            if let Err(e) = server.serve(rt, stream).await {
-                tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
-            }
-        });
-    } else {
-        tracing::debug!(target: "mcp", %addr, status = %reply.status(), path = req.uri().path(), "WebSocket upgrade refused");
-    }
-    reply.map(|body| Full::new(Bytes::from(body)))
 }
 
 /// Connects a client to the WebSocket MCP server at `url` (`ws://host[:port]/path`, offering
@@ -145,12 +75,5 @@ pub async fn connect_ws(url: &str, options: ClientOptions) -> Result<Client, Err
             )
         })?;
     let _ = tcp.set_nodelay(true);
-    let config = ws::websocket_config(options.config().max_message_size);
-    let (socket, _) =
-        tokio_tungstenite::client_async_with_config(target.request, tcp, Some(config))
-            .await
-            .map_err(|e| ws::client_handshake_error(url, e))?;
-    let rt = TokioRuntime::current();
-    let stream = ws::byte_stream(rt.clone(), socket, ws::DEFAULT_CLOSE_TIMEOUT);
-    Client::connect(rt, stream, options).await
+    ws::connect_over(TokioRuntime::current(), tcp.compat(), url, target, options).await
 }
