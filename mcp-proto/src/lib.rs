@@ -12,7 +12,7 @@
 //! - [`schema`] — typed wire types of every published MCP version, organised by area.
 //! - [`method`] — the table of methods by version, direction and capability.
 //! - [`session`] — the client and server [`Session`](session::Session) state machines.
-//! - [`error`] — the one error type, with a stable [`ErrorKind`](error::ErrorKind).
+//! - [`error`] — the one error type, with a stable [`ErrorKind`].
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 #![cfg_attr(
