@@ -391,7 +391,19 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     let wall = t.elapsed().as_secs_f64();
     lat.sort();
     let (cpu, hwm) = mcp_examples::bench::proc_stats(pid).unwrap_or((0.0, 0));
-    let _ = child.kill().await;
+    if prefix.is_empty() {
+        let _ = child.kill().await;
+    } else {
+        // A profiler writes its data on SIGINT (and then ends the server it runs).
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+        if tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
     let idle_total = idle_kb.saturating_sub(base_kb);
     Ok(json!({
         "runtime": args.runtime,
