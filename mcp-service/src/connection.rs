@@ -62,45 +62,129 @@ const WRITE_HIGH_WATER: usize = 16 * 1024 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
-type HandlerOutput = (RequestId, Option<Result<Box<RawValue>, Error>>);
+/// What a finished (or cancelled: `None`) handler yields, with the tag it was pushed with.
+pub(crate) type HandlerOutput<T> = (T, RequestId, Option<Result<Box<RawValue>, Error>>);
 
-struct Waiter {
-    key: u64,
-    method: Cow<'static, str>,
-    started: Instant,
-    span: tracing::Span,
-    reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
-    progress: Option<ProgressFn>,
+/// A request sent to the peer, waiting for its outcome (shared with the HTTP engine).
+pub(crate) struct Waiter {
+    pub(crate) key: u64,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) started: Instant,
+    pub(crate) span: tracing::Span,
+    pub(crate) reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+    pub(crate) progress: Option<ProgressFn>,
 }
 
-struct InboundState {
-    cancel: CancellationToken,
-    method: Cow<'static, str>,
-    started: Instant,
-    span: tracing::Span,
+impl Waiter {
+    /// Records the outcome on the request's span and reports it to `telemetry`.
+    pub(crate) fn complete(
+        &self,
+        telemetry: &Telemetry,
+        connection: u64,
+        id: &RequestId,
+        outcome: Outcome,
+        now: Instant,
+    ) {
+        complete(
+            telemetry,
+            connection,
+            Direction::Outbound,
+            id,
+            &self.method,
+            &self.span,
+            outcome,
+            now - self.started,
+        );
+    }
 }
 
-/// A handler future wrapped so that cancellation drops it at once.
-struct Guarded {
-    id: Option<RequestId>,
-    cancel: CancellationToken,
-    inner: BoxFuture<Result<Box<RawValue>, Error>>,
-    span: tracing::Span,
+/// A request from the peer being handled (shared with the HTTP engine).
+pub(crate) struct InboundState {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) started: Instant,
+    pub(crate) span: tracing::Span,
 }
 
-impl Future for Guarded {
-    type Output = HandlerOutput;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput> {
+impl InboundState {
+    /// Records the outcome on the request's span and reports it to `telemetry`.
+    pub(crate) fn complete(
+        &self,
+        telemetry: &Telemetry,
+        connection: u64,
+        id: &RequestId,
+        outcome: Outcome,
+        now: Instant,
+    ) {
+        complete(
+            telemetry,
+            connection,
+            Direction::Inbound,
+            id,
+            &self.method,
+            &self.span,
+            outcome,
+            now - self.started,
+        );
+    }
+}
+
+/// The `mcp.request` span of a request; `outcome` and `duration_ms` are recorded when it
+/// completes, `session` by the HTTP engine.
+pub(crate) fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::Span {
+    tracing::debug_span!(
+        target: "mcp",
+        "mcp.request",
+        method = %method,
+        direction = direction.as_str(),
+        id = %id,
+        session = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn complete(
+    telemetry: &Telemetry,
+    connection: u64,
+    direction: Direction,
+    id: &RequestId,
+    method: &str,
+    span: &tracing::Span,
+    outcome: Outcome,
+    duration: mcp_proto::Duration,
+) {
+    span.record("outcome", outcome.as_str());
+    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
+    telemetry.request_completed(connection, direction, id, method, outcome, duration);
+}
+
+/// A handler future wrapped so that cancellation drops it at once; `tag` says where it
+/// belongs (nothing for a connection, the session for the HTTP engine).
+pub(crate) struct Guarded<T> {
+    pub(crate) tag: T,
+    pub(crate) id: Option<RequestId>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) inner: BoxFuture<Result<Box<RawValue>, Error>>,
+    pub(crate) span: tracing::Span,
+}
+
+impl<T: Copy + Unpin> Future for Guarded<T> {
+    type Output = HandlerOutput<T>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput<T>> {
         let this = &mut *self;
         if this.cancel.is_cancelled() {
             let id = this.id.take().unwrap_or(RequestId::Number(-1));
-            return Poll::Ready((id, None));
+            return Poll::Ready((this.tag, id, None));
         }
         let _enter = this.span.enter();
         match this.inner.as_mut().poll(cx) {
-            Poll::Ready(r) => {
-                Poll::Ready((this.id.take().unwrap_or(RequestId::Number(-1)), Some(r)))
-            }
+            Poll::Ready(r) => Poll::Ready((
+                this.tag,
+                this.id.take().unwrap_or(RequestId::Number(-1)),
+                Some(r),
+            )),
             Poll::Pending => {
                 this.cancel.register(cx.waker());
                 Poll::Pending
@@ -127,8 +211,8 @@ pub struct Connection<R: Runtime> {
     write_failed: bool,
     commands: UnboundedReceiver<Command>,
     commands_open: bool,
-    handlers: FuturesUnordered<Guarded>,
-    completed: Vec<HandlerOutput>,
+    handlers: FuturesUnordered<Guarded<()>>,
+    completed: Vec<HandlerOutput<()>>,
     inbound: HashMap<RequestId, InboundState>,
     waiters: HashMap<RequestId, Waiter>,
     keys: HashMap<u64, RequestId>,
@@ -222,15 +306,7 @@ impl<R: Runtime> Connection<R> {
             } => match self.session.send_request(now, &method, params, opts) {
                 Ok(id) => {
                     self.keys.insert(key, id.clone());
-                    let span = tracing::debug_span!(
-                        target: "mcp",
-                        "mcp.request",
-                        method = %method,
-                        direction = "outbound",
-                        id = %id,
-                        outcome = tracing::field::Empty,
-                        duration_ms = tracing::field::Empty,
-                    );
+                    let span = request_span(&method, Direction::Outbound, &id);
                     self.waiters.insert(
                         id,
                         Waiter {
@@ -291,15 +367,7 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn complete_outbound(&self, id: &RequestId, w: &Waiter, outcome: Outcome, now: Instant) {
-        record_span(&w.span, outcome, now - w.started);
-        self.telemetry.request_completed(
-            self.peer.connection_id(),
-            Direction::Outbound,
-            id,
-            &w.method,
-            outcome,
-            now - w.started,
-        );
+        w.complete(&self.telemetry, self.peer.connection_id(), id, outcome, now);
     }
 
     fn on_event(&mut self, event: Event, now: Instant) {
@@ -327,15 +395,7 @@ impl<R: Runtime> Connection<R> {
             }
             Event::Request(req) => {
                 let cancel = CancellationToken::new();
-                let span = tracing::debug_span!(
-                    target: "mcp",
-                    "mcp.request",
-                    method = %req.method,
-                    direction = "inbound",
-                    id = %req.id,
-                    outcome = tracing::field::Empty,
-                    duration_ms = tracing::field::Empty,
-                );
+                let span = request_span(&req.method, Direction::Inbound, &req.id);
                 self.telemetry.emit(|| TelemetryEvent::RequestReceived {
                     connection: self.peer.connection_id(),
                     id: req.id.clone(),
@@ -367,6 +427,7 @@ impl<R: Runtime> Connection<R> {
                     },
                 );
                 self.handlers.push(Guarded {
+                    tag: (),
                     id: Some(req.id),
                     cancel,
                     inner: fut,
@@ -408,14 +469,12 @@ impl<R: Runtime> Connection<R> {
                 tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
                 if let Some(st) = self.inbound.remove(&id) {
                     st.cancel.cancel();
-                    record_span(&st.span, Outcome::Cancelled, now - st.started);
-                    self.telemetry.request_completed(
+                    st.complete(
+                        &self.telemetry,
                         self.peer.connection_id(),
-                        Direction::Inbound,
                         &id,
-                        &st.method,
                         Outcome::Cancelled,
-                        now - st.started,
+                        now,
                     );
                 }
             }
@@ -467,14 +526,12 @@ impl<R: Runtime> Connection<R> {
         if let Err(e) = sent {
             tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
         }
-        record_span(&st.span, outcome, now - st.started);
-        self.telemetry.request_completed(
+        st.complete(
+            &self.telemetry,
             self.peer.connection_id(),
-            Direction::Inbound,
             &id,
-            &st.method,
             outcome,
-            now - st.started,
+            now,
         );
     }
 
@@ -628,12 +685,6 @@ impl<R: Runtime> Connection<R> {
     }
 }
 
-/// Records a request's outcome and duration on its `mcp.request` span.
-pub(crate) fn record_span(span: &tracing::Span, outcome: Outcome, duration: mcp_proto::Duration) {
-    span.record("outcome", outcome.as_str());
-    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
-}
-
 impl<R: Runtime> Future for Connection<R> {
     type Output = Result<(), Error>;
 
@@ -676,7 +727,7 @@ impl<R: Runtime> Future for Connection<R> {
                     }
                 }
                 let mut completed = std::mem::take(&mut this.completed);
-                for (id, result) in completed.drain(..) {
+                for ((), id, result) in completed.drain(..) {
                     this.on_handler_done(id, result, now);
                 }
                 this.completed = completed;

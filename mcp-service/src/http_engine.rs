@@ -25,10 +25,10 @@ use futures_util::stream::{FuturesUnordered, SelectAll, StreamExt};
 use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, StreamId};
 use mcp_proto::session::Event;
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
-use serde_json::value::RawValue;
 
 use crate::cancel::CancellationToken;
-use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
+use crate::connection::{Guarded, HandlerOutput, InboundState, Waiter, request_span};
+use crate::peer::{Command, Peer, PeerInfo, Progress};
 use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
@@ -141,59 +141,12 @@ impl HttpHandle {
     }
 }
 
-type HandlerOutput = (SessionId, RequestId, Option<Result<Box<RawValue>, Error>>);
-
-/// A handler future wrapped so that cancellation drops it at once.
-struct Guarded {
-    sid: SessionId,
-    id: Option<RequestId>,
-    cancel: CancellationToken,
-    inner: BoxFuture<Result<Box<RawValue>, Error>>,
-    span: tracing::Span,
-}
-
-impl Future for Guarded {
-    type Output = HandlerOutput;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput> {
-        let this = &mut *self;
-        let _enter = this.span.enter();
-        let id = || RequestId::Number(-1);
-        if this.cancel.is_cancelled() {
-            return Poll::Ready((this.sid, this.id.take().unwrap_or_else(id), None));
-        }
-        match this.inner.as_mut().poll(cx) {
-            Poll::Ready(r) => Poll::Ready((this.sid, this.id.take().unwrap_or_else(id), Some(r))),
-            Poll::Pending => {
-                this.cancel.register(cx.waker());
-                Poll::Pending
-            }
-        }
-    }
-}
-
-struct Waiter {
-    key: u64,
-    method: std::borrow::Cow<'static, str>,
-    started: Instant,
-    span: tracing::Span,
-    reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
-    progress: Option<ProgressFn>,
-}
-
-/// A request from the client being handled.
-struct Inbound {
-    cancel: CancellationToken,
-    method: String,
-    started: Instant,
-    span: tracing::Span,
-}
-
 /// One MCP session's application side.
 struct SessionCtx {
     peer: Peer,
     service: Arc<dyn Service>,
     on_end: Option<Box<dyn FnOnce() + Send>>,
-    inbound: HashMap<RequestId, Inbound>,
+    inbound: HashMap<RequestId, InboundState>,
     waiters: HashMap<RequestId, Waiter>,
     keys: HashMap<u64, RequestId>,
 }
@@ -218,7 +171,7 @@ pub struct HttpEngine<R: Runtime> {
     handle: Option<HttpHandle>,
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
-    handlers: FuturesUnordered<Guarded>,
+    handlers: FuturesUnordered<Guarded<SessionId>>,
     streams: HashMap<StreamId, StreamSlot>,
     timer: Option<(Instant, BoxFuture<()>)>,
     random: Option<std::fs::File>,
@@ -475,7 +428,7 @@ impl<R: Runtime> HttpEngine<R> {
                 st.cancel.cancel();
             }
             for (id, w) in ctx.waiters.drain() {
-                complete_outbound(&self.telemetry, connection, &id, &w, Outcome::Closed, now);
+                w.complete(&self.telemetry, connection, &id, Outcome::Closed, now);
                 let _ = w.reply.send(Err(Error::new(
                     ErrorKind::TransportClosed,
                     "the session ended",
@@ -514,16 +467,8 @@ impl<R: Runtime> HttpEngine<R> {
             }
             Event::Request(req) => {
                 let cancel = CancellationToken::new();
-                let span = tracing::debug_span!(
-                    target: "mcp",
-                    "mcp.request",
-                    method = %req.method,
-                    direction = "inbound",
-                    id = %req.id,
-                    session = %sid,
-                    outcome = tracing::field::Empty,
-                    duration_ms = tracing::field::Empty,
-                );
+                let span = request_span(&req.method, Direction::Inbound, &req.id);
+                span.record("session", tracing::field::display(sid));
                 telemetry.emit(|| TelemetryEvent::RequestReceived {
                     connection,
                     id: req.id.clone(),
@@ -547,15 +492,15 @@ impl<R: Runtime> HttpEngine<R> {
                 };
                 ctx.inbound.insert(
                     req.id.clone(),
-                    Inbound {
+                    InboundState {
                         cancel: cancel.clone(),
-                        method: req.method.to_string(),
+                        method: req.method.clone(),
                         started: now,
                         span: span.clone(),
                     },
                 );
                 self.handlers.push(Guarded {
-                    sid,
+                    tag: sid,
                     id: Some(req.id),
                     cancel,
                     inner: fut,
@@ -570,7 +515,7 @@ impl<R: Runtime> HttpEngine<R> {
             Event::Response { id, result } => {
                 if let Some(w) = ctx.waiters.remove(&id) {
                     ctx.keys.remove(&w.key);
-                    complete_outbound(&telemetry, connection, &id, &w, Outcome::of(&result), now);
+                    w.complete(&telemetry, connection, &id, Outcome::of(&result), now);
                     let _ = w.reply.send(result);
                 }
             }
@@ -595,7 +540,7 @@ impl<R: Runtime> HttpEngine<R> {
             Event::Cancelled { id, .. } => {
                 if let Some(st) = ctx.inbound.remove(&id) {
                     st.cancel.cancel();
-                    complete_inbound(&telemetry, connection, &id, &st, Outcome::Cancelled, now);
+                    st.complete(&telemetry, connection, &id, Outcome::Cancelled, now);
                 }
             }
             Event::InvalidMessage(e) => {
@@ -628,16 +573,8 @@ impl<R: Runtime> HttpEngine<R> {
             } => match ep.send_request(now, sid, &method, params, opts) {
                 Ok(id) => {
                     ctx.keys.insert(key, id.clone());
-                    let span = tracing::debug_span!(
-                        target: "mcp",
-                        "mcp.request",
-                        method = %method,
-                        direction = "outbound",
-                        id = %id,
-                        session = %sid,
-                        outcome = tracing::field::Empty,
-                        duration_ms = tracing::field::Empty,
-                    );
+                    let span = request_span(&method, Direction::Outbound, &id);
+                    span.record("session", tracing::field::display(sid));
                     ctx.waiters.insert(
                         id,
                         Waiter {
@@ -658,7 +595,7 @@ impl<R: Runtime> HttpEngine<R> {
                 if let Some(id) = ctx.keys.remove(&key) {
                     if let Some(w) = ctx.waiters.remove(&id) {
                         let connection = ctx.peer.connection_id();
-                        complete_outbound(telemetry, connection, &id, &w, Outcome::Cancelled, now);
+                        w.complete(telemetry, connection, &id, Outcome::Cancelled, now);
                     }
                     let _ = ep.cancel(now, sid, &id, reason.as_deref());
                 }
@@ -700,7 +637,7 @@ impl<R: Runtime> HttpEngine<R> {
         }
     }
 
-    fn on_handler_done(&mut self, out: HandlerOutput, now: Instant) {
+    fn on_handler_done(&mut self, out: HandlerOutput<SessionId>, now: Instant) {
         let (sid, id, result) = out;
         let Some(result) = result else { return };
         let Some(ctx) = self.sessions.get_mut(&sid) else {
@@ -718,7 +655,7 @@ impl<R: Runtime> HttpEngine<R> {
         if let Err(e) = sent {
             tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
         }
-        complete_inbound(&self.telemetry, connection, &id, &st, outcome, now);
+        st.complete(&self.telemetry, connection, &id, outcome, now);
     }
 
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
@@ -815,42 +752,4 @@ impl<R: Runtime> Future for HttpEngine<R> {
         cx.waker().wake_by_ref();
         Poll::Pending
     }
-}
-
-fn complete_outbound(
-    telemetry: &Telemetry,
-    connection: u64,
-    id: &RequestId,
-    w: &Waiter,
-    outcome: Outcome,
-    now: Instant,
-) {
-    crate::connection::record_span(&w.span, outcome, now - w.started);
-    telemetry.request_completed(
-        connection,
-        Direction::Outbound,
-        id,
-        &w.method,
-        outcome,
-        now - w.started,
-    );
-}
-
-fn complete_inbound(
-    telemetry: &Telemetry,
-    connection: u64,
-    id: &RequestId,
-    st: &Inbound,
-    outcome: Outcome,
-    now: Instant,
-) {
-    crate::connection::record_span(&st.span, outcome, now - st.started);
-    telemetry.request_completed(
-        connection,
-        Direction::Inbound,
-        id,
-        &st.method,
-        outcome,
-        now - st.started,
-    );
 }
