@@ -115,11 +115,7 @@ impl WsConfig {
     /// names only for a loopback address; anything otherwise (configure explicit lists, and
     /// authentication, for a public server).
     pub fn bound_to(mut self, addr: IpAddr) -> Self {
-        let list = if addr.is_loopback() {
-            AllowList::Loopback
-        } else {
-            AllowList::Any
-        };
+        let list = AllowList::for_address(addr);
         self.allowed_hosts = list.clone();
         self.allowed_origins = list;
         self

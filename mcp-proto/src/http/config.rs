@@ -47,6 +47,16 @@ pub enum AllowList {
 }
 
 impl AllowList {
+    /// The default for a server listening on `addr`: loopback names only for a loopback
+    /// address (DNS-rebinding protection), anything otherwise.
+    pub fn for_address(addr: IpAddr) -> AllowList {
+        if addr.is_loopback() {
+            AllowList::Loopback
+        } else {
+            AllowList::Any
+        }
+    }
+
     /// Whether a `Host` value (`host[:port]`; `None` when the request had none) is allowed.
     pub fn allows_host(&self, host: Option<&str>) -> bool {
         super::headers::host_allowed(self, host)
@@ -242,11 +252,7 @@ impl EndpointConfig {
     /// names only for a loopback address; anything otherwise (configure explicit lists, and
     /// authentication, for a public server).
     pub fn bound_to(mut self, addr: IpAddr) -> Self {
-        let list = if addr.is_loopback() {
-            AllowList::Loopback
-        } else {
-            AllowList::Any
-        };
+        let list = AllowList::for_address(addr);
         self.allowed_hosts = list.clone();
         self.allowed_origins = list;
         self

@@ -350,6 +350,29 @@ impl Endpoint {
     }
 
     /// The session named by `MCP-Session-Id`: 400 without the header, 404 when unknown.
+    /// The session a request names, taken out of the table (the caller puts it back or
+    /// settles it): its id must be known (400 without, 404 unknown), and, when
+    /// `check_version`, its `MCP-Protocol-Version` supported.
+    fn take_session(
+        &mut self,
+        parts: &Parts,
+        check_version: bool,
+    ) -> Result<(SessionId, Entry), Refusal> {
+        let sid = self.lookup(parts)?;
+        if check_version {
+            self.protocol_version(parts)?;
+        }
+        match self.sessions.remove(&sid) {
+            Some(entry) => Ok((sid, entry)),
+            None => Err(Refusal::new(
+                StatusCode::NOT_FOUND,
+                TRANSPORT_ERROR,
+                "Session not found",
+                None,
+            )),
+        }
+    }
+
     fn lookup(&self, parts: &Parts) -> Result<SessionId, Refusal> {
         let Some(raw) = parts.headers.get(&MCP_SESSION_ID) else {
             return Err(Refusal::new(
@@ -460,22 +483,9 @@ impl Endpoint {
         if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
             return self.initialize(now, body, &c, random);
         }
-        let sid = match self.lookup(parts) {
-            Ok(sid) => sid,
+        let (sid, mut entry) = match self.take_session(parts, !c.initialize) {
+            Ok(found) => found,
             Err(r) => return r.reply(),
-        };
-        if !c.initialize
-            && let Err(r) = self.protocol_version(parts)
-        {
-            return r.reply();
-        }
-        let Some(mut entry) = self.sessions.remove(&sid) else {
-            return rpc_error(
-                StatusCode::NOT_FOUND,
-                TRANSPORT_ERROR,
-                "Session not found",
-                None,
-            );
         };
         if let Err(r) = admit(&entry, &c, entry.session.version()) {
             self.sessions.insert(sid, entry);
@@ -690,20 +700,9 @@ impl Endpoint {
                 None,
             );
         }
-        let sid = match self.lookup(parts) {
-            Ok(sid) => sid,
+        let (sid, mut entry) = match self.take_session(parts, true) {
+            Ok(found) => found,
             Err(r) => return r.reply(),
-        };
-        if let Err(r) = self.protocol_version(parts) {
-            return r.reply();
-        }
-        let Some(mut entry) = self.sessions.remove(&sid) else {
-            return rpc_error(
-                StatusCode::NOT_FOUND,
-                TRANSPORT_ERROR,
-                "Session not found",
-                None,
-            );
         };
         entry.last_activity = now;
         let reply = match resume {
@@ -798,20 +797,9 @@ impl Endpoint {
         if !self.delete_allowed() {
             return self.method_not_allowed();
         }
-        let sid = match self.lookup(parts) {
-            Ok(sid) => sid,
+        let (sid, mut entry) = match self.take_session(parts, true) {
+            Ok(found) => found,
             Err(r) => return r.reply(),
-        };
-        if let Err(r) = self.protocol_version(parts) {
-            return r.reply();
-        }
-        let Some(mut entry) = self.sessions.remove(&sid) else {
-            return rpc_error(
-                StatusCode::NOT_FOUND,
-                TRANSPORT_ERROR,
-                "Session not found",
-                None,
-            );
         };
         entry.ending = Ending::Deleted;
         entry.session.handle_closed(now, None);
