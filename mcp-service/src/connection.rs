@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 
 use crate::cancel::CancellationToken;
 use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
-use crate::runtime::{BoxFuture, Runtime};
+use crate::runtime::{BoxFuture, DeadlineTimer, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 
@@ -216,7 +216,7 @@ pub struct Connection<R: Runtime> {
     inbound: HashMap<RequestId, InboundState>,
     waiters: HashMap<RequestId, Waiter>,
     keys: HashMap<u64, RequestId>,
-    timer: Option<(Instant, BoxFuture<()>)>,
+    timer: DeadlineTimer,
     service: Arc<dyn Service>,
     peer: Peer,
     ready: Option<oneshot::Sender<Result<PeerInfo, Error>>>,
@@ -282,7 +282,7 @@ pub fn connection<R: Runtime>(
         inbound: HashMap::new(),
         waiters: HashMap::new(),
         keys: HashMap::new(),
-        timer: None,
+        timer: DeadlineTimer::default(),
         service,
         peer: peer.clone(),
         ready,
@@ -648,31 +648,17 @@ impl<R: Runtime> Connection<R> {
         }
     }
 
-    /// Keeps one timer armed no later than the session's next deadline.
-    ///
-    /// A timer that is armed earlier than needed is kept (it fires, `handle_timeout` finds
-    /// nothing due, and the next deadline is armed then) rather than re-armed: requests made
-    /// one after another each move the deadline a little further out, and re-arming for every
-    /// request costs a timer registration (on `async-io`, a reactor wake-up) per request.
+    /// Keeps one timer armed no later than the session's next deadline (see
+    /// [`DeadlineTimer`]).
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
         let deadline = self.session.poll_timeout();
-        let rearm = match (&self.timer, deadline) {
-            (_, None) => false,
-            (None, Some(_)) => true,
-            (Some((at, _)), Some(deadline)) => *at > deadline,
-        };
-        if let (true, Some(deadline)) = (rearm, deadline) {
-            self.timer = Some((deadline, self.rt.sleep_until(deadline)));
+        match self.timer.poll(&self.rt, deadline, cx) {
+            Some(now) => {
+                self.session.handle_timeout(now);
+                true
+            }
+            None => false,
         }
-        if let Some((_, sleep)) = self.timer.as_mut()
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            self.timer = None;
-            let now = self.rt.now();
-            self.session.handle_timeout(now);
-            return true;
-        }
-        false
     }
 
     fn drain_events(&mut self, now: Instant) -> bool {

@@ -29,7 +29,7 @@ use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 use crate::cancel::CancellationToken;
 use crate::connection::{Guarded, HandlerOutput, InboundState, Waiter, request_span};
 use crate::peer::{Command, Peer, PeerInfo, Progress};
-use crate::runtime::{BoxFuture, Runtime};
+use crate::runtime::{DeadlineTimer, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 
@@ -173,7 +173,7 @@ pub struct HttpEngine<R: Runtime> {
     commands: SelectAll<CommandStream>,
     handlers: FuturesUnordered<Guarded<SessionId>>,
     streams: HashMap<StreamId, StreamSlot>,
-    timer: Option<(Instant, BoxFuture<()>)>,
+    timer: DeadlineTimer,
     random: Option<std::fs::File>,
     buf: Vec<u8>,
     telemetry: Telemetry,
@@ -216,7 +216,7 @@ impl<R: Runtime> HttpEngine<R> {
             commands: SelectAll::new(),
             handlers: FuturesUnordered::new(),
             streams: HashMap::new(),
-            timer: None,
+            timer: DeadlineTimer::default(),
             random: std::fs::File::open("/dev/urandom").ok(),
             buf: Vec::new(),
             telemetry: Telemetry::default(),
@@ -658,27 +658,17 @@ impl<R: Runtime> HttpEngine<R> {
         st.complete(&self.telemetry, connection, &id, outcome, now);
     }
 
+    /// Keeps one timer armed no later than the endpoint's next deadline (see
+    /// [`DeadlineTimer`]).
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
-        let Some(deadline) = self.endpoint.poll_timeout() else {
-            self.timer = None;
-            return false;
-        };
-        let rearm = match &self.timer {
-            None => true,
-            Some((at, _)) => *at != deadline,
-        };
-        if rearm {
-            self.timer = Some((deadline, self.rt.sleep_until(deadline)));
+        let deadline = self.endpoint.poll_timeout();
+        match self.timer.poll(&self.rt, deadline, cx) {
+            Some(now) => {
+                self.endpoint.handle_timeout(now);
+                true
+            }
+            None => false,
         }
-        if let Some((_, sleep)) = self.timer.as_mut()
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            self.timer = None;
-            let now = self.rt.now();
-            self.endpoint.handle_timeout(now);
-            return true;
-        }
-        false
     }
 
     fn drain_events(&mut self, now: Instant) -> bool {

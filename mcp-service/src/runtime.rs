@@ -51,3 +51,37 @@ impl Clock {
         self.epoch + std::time::Duration::from_micros(at.as_micros())
     }
 }
+
+/// One timer following a sans-IO deadline (a session's or an endpoint's `poll_timeout`).
+///
+/// A timer armed earlier than needed is kept (it fires, `handle_timeout` finds nothing due,
+/// and the next deadline is armed then) rather than re-armed: requests made one after
+/// another each move the deadline a little further out, and re-arming for every request costs
+/// a timer registration (on `async-io`, a reactor wake-up) per request.
+#[derive(Default)]
+pub(crate) struct DeadlineTimer {
+    armed: Option<(Instant, BoxFuture<()>)>,
+}
+
+impl DeadlineTimer {
+    /// Arms for `deadline` unless a timer no later than it is armed, and polls the timer.
+    /// Returns the current time when it fired (call `handle_timeout` with it).
+    pub(crate) fn poll<R: Runtime>(
+        &mut self,
+        rt: &R,
+        deadline: Option<Instant>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Option<Instant> {
+        if let Some(deadline) = deadline
+            && self.armed.as_ref().is_none_or(|(at, _)| *at > deadline)
+        {
+            self.armed = Some((deadline, rt.sleep_until(deadline)));
+        }
+        let (_, sleep) = self.armed.as_mut()?;
+        if sleep.as_mut().poll(cx).is_ready() {
+            self.armed = None;
+            return Some(rt.now());
+        }
+        None
+    }
+}
