@@ -1071,49 +1071,29 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         let mut response = None;
         let mut progressed = false;
         let clean = loop {
-            let frame = match select(body.frame(), token.cancelled()).await {
-                Either::Left((f, _)) => f,
-                Either::Right(_) => return Outcome::Cancelled,
+            let event = match next_sse_event(&mut body, &mut decoder, token).await {
+                SseNext::Event(event) => event,
+                SseNext::End { clean } => break clean,
+                SseNext::Cancelled => return Outcome::Cancelled,
             };
-            match frame {
-                None => break true,
-                Some(Err(e)) => {
-                    tracing::debug!(target: "mcp", error = %e, "SSE stream broke");
-                    break false;
-                }
-                Some(Ok(frame)) => {
-                    if let Some(data) = frame.data_ref() {
-                        decoder.push(data);
-                    }
-                }
+            progressed = true;
+            if event.event != "message" || event.data.trim().is_empty() {
+                continue;
             }
-            while let Some(event) = decoder.next_event() {
-                let event = match event {
-                    Ok(e) => e,
+            let data = event.data.as_bytes();
+            let rid = if deliver {
+                match self.deliver(data) {
+                    Ok(id) => id,
                     Err(e) => {
-                        tracing::warn!(target: "mcp", error = %e, "SSE event dropped");
+                        tracing::warn!(target: "mcp", error = %e, "invalid JSON in an SSE event");
                         continue;
                     }
-                };
-                progressed = true;
-                if event.event != "message" || event.data.trim().is_empty() {
-                    continue;
                 }
-                let data = event.data.as_bytes();
-                let rid = if deliver {
-                    match self.deliver(data) {
-                        Ok(id) => id,
-                        Err(e) => {
-                            tracing::warn!(target: "mcp", error = %e, "invalid JSON in an SSE event");
-                            continue;
-                        }
-                    }
-                } else {
-                    response_id(data)
-                };
-                if rid.is_some() && rid.as_ref() == expect {
-                    response = Some(data.to_vec());
-                }
+            } else {
+                response_id(data)
+            };
+            if rid.is_some() && rid.as_ref() == expect {
+                response = Some(data.to_vec());
             }
         };
         if clean && let Some(lease) = lease {
@@ -1298,39 +1278,23 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         let mut tx = Some(tx);
         let mut decoder = SseDecoder::new(self.options.max_message_size);
         loop {
-            let frame = match select(body.frame(), token.cancelled()).await {
-                Either::Left((f, _)) => f,
-                Either::Right(_) => return,
+            let event = match next_sse_event(&mut body, &mut decoder, token).await {
+                SseNext::Event(event) => event,
+                SseNext::End { .. } => break,
+                SseNext::Cancelled => return,
             };
-            match frame {
-                None | Some(Err(_)) => break,
-                Some(Ok(frame)) => {
-                    if let Some(data) = frame.data_ref() {
-                        decoder.push(data);
+            match event.event.as_str() {
+                "endpoint" => {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(legacy_endpoint(&sse, event.data.trim()));
                     }
                 }
-            }
-            while let Some(event) = decoder.next_event() {
-                let event = match event {
-                    Ok(e) => e,
-                    Err(e) => {
-                        tracing::warn!(target: "mcp", error = %e, "SSE event dropped");
-                        continue;
+                "message" if !event.data.trim().is_empty() => {
+                    if let Err(e) = self.deliver(event.data.as_bytes()) {
+                        tracing::warn!(target: "mcp", error = %e, "invalid JSON in an SSE event");
                     }
-                };
-                match event.event.as_str() {
-                    "endpoint" => {
-                        if let Some(tx) = tx.take() {
-                            let _ = tx.send(legacy_endpoint(&sse, event.data.trim()));
-                        }
-                    }
-                    "message" if !event.data.trim().is_empty() => {
-                        if let Err(e) = self.deliver(event.data.as_bytes()) {
-                            tracing::warn!(target: "mcp", error = %e, "invalid JSON in an SSE event");
-                        }
-                    }
-                    _ => {}
                 }
+                _ => {}
             }
         }
         if tx.is_none() && !self.shutdown.is_cancelled() {
@@ -1338,6 +1302,49 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
                 ErrorKind::TransportClosed,
                 format!("the server closed the SSE stream {}", sse.url),
             ));
+        }
+    }
+}
+
+/// What reading an SSE body yields next.
+enum SseNext {
+    /// A well-formed event.
+    Event(mcp_proto::codec::sse::SseEvent),
+    /// The body ended: `clean` when it ended normally, not with an error.
+    End { clean: bool },
+    /// `token` was cancelled.
+    Cancelled,
+}
+
+/// The next well-formed event of an SSE body (malformed ones are logged and skipped),
+/// reading frames into `decoder` as needed.
+async fn next_sse_event(
+    body: &mut Incoming,
+    decoder: &mut SseDecoder,
+    token: &CancellationToken,
+) -> SseNext {
+    loop {
+        while let Some(event) = decoder.next_event() {
+            match event {
+                Ok(event) => return SseNext::Event(event),
+                Err(e) => tracing::warn!(target: "mcp", error = %e, "SSE event dropped"),
+            }
+        }
+        let frame = match select(body.frame(), token.cancelled()).await {
+            Either::Left((f, _)) => f,
+            Either::Right(_) => return SseNext::Cancelled,
+        };
+        match frame {
+            None => return SseNext::End { clean: true },
+            Some(Err(e)) => {
+                tracing::debug!(target: "mcp", error = %e, "SSE stream broke");
+                return SseNext::End { clean: false };
+            }
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    decoder.push(data);
+                }
+            }
         }
     }
 }
