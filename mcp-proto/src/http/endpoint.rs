@@ -728,12 +728,19 @@ impl Endpoint {
         if let Some(old) = entry.standalone.take() {
             entry.streams.remove(&old);
         }
-        let l = entry.next_logical;
-        entry.next_logical += 1;
-        let conn = self.new_conn(sid, l);
+        let (l, conn) = self.new_standalone(entry, sid);
         if entry.primes() {
             self.prime(conn, l);
         }
+        sse_reply(Body::Stream(conn))
+    }
+
+    /// Opens the session's standalone stream (a new logical stream on a new connection) and
+    /// returns both; the caller writes its first event.
+    fn new_standalone(&mut self, entry: &mut Entry, sid: SessionId) -> (u64, StreamId) {
+        let l = entry.next_logical;
+        entry.next_logical += 1;
+        let conn = self.new_conn(sid, l);
         entry.streams.insert(
             l,
             Logical {
@@ -743,7 +750,7 @@ impl Endpoint {
             },
         );
         entry.standalone = Some(l);
-        sse_reply(Body::Stream(conn))
+        (l, conn)
     }
 
     /// A GET with `Last-Event-ID: <l>-<seq>`: replays stream `l` after `seq`, then goes on with

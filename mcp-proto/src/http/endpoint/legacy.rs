@@ -92,21 +92,10 @@ impl Endpoint {
         let mut entry = Entry::new(session, None, false, now);
         entry.legacy = true;
         self.stats.sessions_created += 1;
-        let l = entry.next_logical;
-        entry.next_logical += 1;
-        let conn = self.new_conn(sid, l);
+        let (_, conn) = self.new_standalone(&mut entry, sid);
         if let Some(c) = self.conns.get_mut(&conn) {
             sse::encode_event(&mut c.queue, Some("endpoint"), None, &endpoint);
         }
-        entry.streams.insert(
-            l,
-            Logical {
-                kind: Kind::Standalone,
-                next_seq: 1,
-                conn: Some(conn),
-            },
-        );
-        entry.standalone = Some(l);
         self.settle(now, sid, entry, None);
         sse_reply(Body::Stream(conn))
     }
