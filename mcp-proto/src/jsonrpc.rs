@@ -567,11 +567,13 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 
 /// Serialises `value` into a boxed [`RawValue`].
 ///
-/// With `std`, the value is serialised into a per-thread scratch buffer that keeps its
-/// capacity, then copied once into an allocation of exactly its size. Serialising straight
-/// into a fresh `Vec` instead grows it by doubling: a 64 KiB value costs a chain of reallocs
-/// ending in a transient 128 KiB buffer, which the allocator maps and trims again on every
-/// call (page faults and, in a multi-threaded process, TLB shootdowns for each one).
+/// Serialising straight into a fresh `Vec` grows it by doubling: a 64 KiB value costs a chain
+/// of reallocs ending in a transient 128 KiB buffer, which the allocator maps and trims again
+/// on every call (page faults and, in a multi-threaded process, TLB shootdowns for each one).
+/// With `std`, a thread whose last value was large therefore serialises into a per-thread
+/// scratch buffer that keeps its capacity, and copies the text once into an allocation of
+/// exactly its size; small values (where the copy and its check cost more than the growth)
+/// take the direct path.
 pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
     #[cfg(feature = "std")]
     {
@@ -592,7 +594,7 @@ mod scratch {
     use alloc::boxed::Box;
     use alloc::string::String;
     use alloc::vec::Vec;
-    use core::cell::RefCell;
+    use core::cell::{Cell, RefCell};
 
     use serde_json::value::RawValue;
 
@@ -601,12 +603,25 @@ mod scratch {
 
     /// A scratch buffer that grew past this is released after use, not kept.
     const KEEP: usize = 1024 * 1024;
+    /// A value this large switches the thread to the scratch buffer (its direct growth would
+    /// pass through a transient buffer of twice the size, into the allocator's trimmed zone)...
+    const LARGE: usize = 32 * 1024;
+    /// ...and one this small switches it back.
+    const SMALL: usize = 8 * 1024;
 
     std::thread_local! {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        static LARGE_MODE: Cell<bool> = const { Cell::new(false) };
     }
 
     pub(super) fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
+        if !LARGE_MODE.try_with(Cell::get).unwrap_or(false) {
+            let raw = serde_json::value::to_raw_value(value).map_err(serialise_error)?;
+            if raw.get().len() >= LARGE {
+                let _ = LARGE_MODE.try_with(|m| m.set(true));
+            }
+            return Ok(raw);
+        }
         SCRATCH
             .try_with(|cell| match cell.try_borrow_mut() {
                 Ok(mut buf) => Some(serialise(&mut buf, value)),
@@ -632,6 +647,9 @@ mod scratch {
             })?;
             RawValue::from_string(text).map_err(serialise_error)
         });
+        if buf.len() <= SMALL {
+            let _ = LARGE_MODE.try_with(|m| m.set(false));
+        }
         if buf.capacity() > KEEP {
             *buf = Vec::new();
         }

@@ -1710,7 +1710,10 @@ fn progress_token_of(params: &RawValue) -> Option<ProgressToken> {
 fn mentions_meta(json: &str) -> bool {
     let bytes = json.as_bytes();
     let mut from = 0;
-    while let Some(i) = bytes.get(from..).and_then(|rest| memchr::memchr(b'_', rest)) {
+    while let Some(i) = bytes
+        .get(from..)
+        .and_then(|rest| memchr::memchr(b'_', rest))
+    {
         let at = from + i;
         if at > 0
             && bytes.get(at - 1) == Some(&b'"')

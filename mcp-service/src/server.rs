@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_proto::schema::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion,
-    Content, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     GetPromptRequestParams, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
     LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt,
@@ -296,7 +296,8 @@ impl IntoToolResult for Value {
     }
 }
 
-type ToolFn = dyn Fn(Map<String, Value>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>>
+/// A tool handler: the call's raw `arguments` object (`None` when absent) and its context.
+type ToolFn = dyn Fn(Option<&RawValue>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>>
     + Send
     + Sync;
 type ResourceFn = dyn Fn(
@@ -436,11 +437,12 @@ where
     R: IntoToolResult + 'static,
 {
     Arc::new(
-        move |args: Map<String, Value>,
+        move |args: Option<&RawValue>,
               cx: ToolContext|
               -> BoxFuture<Result<CallToolResult, Error>> {
             let version = cx.protocol_version();
-            match serde_json::from_value::<T>(Value::Object(args)) {
+            // Straight from the raw arguments into `T`: no intermediate `Value` tree.
+            match serde_json::from_str::<T>(args.map_or("{}", RawValue::get)) {
                 Ok(args) => {
                     let fut = handler(args, cx);
                     Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
@@ -1070,12 +1072,22 @@ fn parse<T: DeserializeOwned + Default>(params: Option<&RawValue>) -> Result<T, 
     }
 }
 
-fn parse_required<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, Error> {
+fn parse_required<'a, T: serde::Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, Error> {
     match params {
         None => Err(Error::invalid_params("missing params")),
         Some(p) => serde_json::from_str(p.get())
             .map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
     }
+}
+
+/// The fields of `tools/call` params the server reads, borrowed from the request: the
+/// arguments stay raw JSON until the tool's handler deserialises its own type from them.
+#[derive(serde::Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
@@ -1157,17 +1169,26 @@ impl Service for ServerService {
                 })
             })()),
             "tools/call" => {
-                let call: CallToolRequestParams = match parse_required(p) {
+                let call: CallParams<'_> = match parse_required(p) {
                     Ok(c) => c,
                     Err(e) => return sync(Err(e)),
                 };
-                let Some(entry) = reg().tools.get(&call.name).cloned() else {
+                let arguments = match call.arguments {
+                    Some(raw) if raw.get() == "null" => None,
+                    Some(raw) if !raw.get().starts_with('{') => {
+                        return sync(Err(Error::invalid_params(
+                            "invalid params: `arguments` must be an object",
+                        )));
+                    }
+                    other => other,
+                };
+                let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
                     return sync(Err(Error::invalid_params(format!(
                         "Unknown tool: {}",
                         call.name
                     ))));
                 };
-                let fut = (entry.handler)(call.arguments.unwrap_or_default(), hcx.clone());
+                let fut = (entry.handler)(arguments, hcx.clone());
                 Box::pin(async move {
                     let result = match fut.await {
                         Ok(r) => r,

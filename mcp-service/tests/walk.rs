@@ -326,6 +326,67 @@ async fn full_walk() {
     assert_eq!(server.connection_count(), 0);
 }
 
+/// `tools/call` arguments as the wire may carry them: the tool's type is read straight from the
+/// raw `arguments`; absent and `null` read as `{}`; anything but an object is invalid params.
+#[tokio::test]
+async fn tool_arguments_every_shape() {
+    let client = pair(server(), client_options()).await;
+    let call = |params: serde_json::Value| {
+        let peer = client.peer().clone();
+        async move {
+            peer.request_with("tools/call", &params)
+                .typed::<CallToolResult>()
+                .await
+        }
+    };
+    // Escapes in the raw text are decoded by the tool's own deserialisation.
+    let raw = serde_json::value::RawValue::from_string(
+        r#"{"name":"echo","arguments":{"text":"hi \u00e9\n\"x\""}}"#.to_owned(),
+    )
+    .unwrap();
+    let ok = client
+        .peer()
+        .request("tools/call", Some(raw))
+        .typed::<CallToolResult>()
+        .await
+        .unwrap();
+    assert_eq!(text(&ok), "hi é\n\"x\"");
+    // Fields the tool does not know are ignored, as serde does for its type.
+    let ok = call(
+        json!({"name":"echo","arguments":{"extra":[1,{"a":null}],"text":"t"},"_meta":{"k":1}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&ok), "t");
+    for absent in [
+        json!({"name":"stream"}),
+        json!({"name":"stream","arguments":null}),
+    ] {
+        let r = call(absent).await.unwrap();
+        assert_eq!(r.is_error, None);
+    }
+    // A missing required field is a tool error result (2025-11-25 input validation).
+    let r = call(json!({"name":"echo","arguments":{}})).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("invalid arguments"), "{}", text(&r));
+    let r = call(json!({"name":"echo"})).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    for bad in [json!([1]), json!("text"), json!(3), json!(true)] {
+        let e = call(json!({"name":"echo","arguments":bad}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{bad}: {e}");
+    }
+    let e = call(json!({"name":"nope","arguments":{}}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    let e = call(json!({"arguments":{}})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    let e = call(json!({"name":7})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+}
+
 #[tokio::test]
 async fn authorizer_refuses_with_32001() {
     let calls = Arc::new(AtomicUsize::new(0));
