@@ -65,6 +65,56 @@ const BUDGET: usize = 64;
 /// What a finished (or cancelled: `None`) handler yields, with the tag it was pushed with.
 pub(crate) type HandlerOutput<T> = (T, RequestId, Option<Result<Box<RawValue>, Error>>);
 
+/// A map keyed by ids this side assigned (outbound request ids, caller keys): a multiply-rotate
+/// hash instead of SipHash. The peer cannot choose what goes in, so there is no flooding to
+/// defend against, and a lookup with a peer-chosen id only misses.
+pub(crate) type OwnIdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<OwnIdHasher>>;
+
+/// The hasher of [`OwnIdMap`] (the FxHash step: rotate, xor, multiply).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct OwnIdHasher(u64);
+
+impl OwnIdHasher {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for OwnIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word.get_mut(..chunk.len())
+                .unwrap_or_default()
+                .copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// A request sent to the peer, waiting for its outcome (shared with the HTTP engine).
 pub(crate) struct Waiter {
     pub(crate) key: u64,
@@ -214,8 +264,8 @@ pub struct Connection<R: Runtime> {
     handlers: FuturesUnordered<Guarded<()>>,
     completed: Vec<HandlerOutput<()>>,
     inbound: HashMap<RequestId, InboundState>,
-    waiters: HashMap<RequestId, Waiter>,
-    keys: HashMap<u64, RequestId>,
+    waiters: OwnIdMap<RequestId, Waiter>,
+    keys: OwnIdMap<u64, RequestId>,
     timer: DeadlineTimer,
     service: Arc<dyn Service>,
     peer: Peer,
@@ -280,8 +330,8 @@ pub fn connection<R: Runtime>(
         handlers: FuturesUnordered::new(),
         completed: Vec::new(),
         inbound: HashMap::new(),
-        waiters: HashMap::new(),
-        keys: HashMap::new(),
+        waiters: OwnIdMap::default(),
+        keys: OwnIdMap::default(),
         timer: DeadlineTimer::default(),
         service,
         peer: peer.clone(),
@@ -649,16 +699,12 @@ impl<R: Runtime> Connection<R> {
     }
 
     /// Keeps one timer armed no later than the session's next deadline (see
-    /// [`DeadlineTimer`]).
-    fn poll_timer(&mut self, cx: &mut Context<'_>) -> bool {
+    /// [`DeadlineTimer`]). Returns the time when the timer fired.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<Instant> {
         let deadline = self.session.poll_timeout();
-        match self.timer.poll(&self.rt, deadline, cx) {
-            Some(now) => {
-                self.session.handle_timeout(now);
-                true
-            }
-            None => false,
-        }
+        let now = self.timer.poll(&self.rt, deadline, cx)?;
+        self.session.handle_timeout(now);
+        Some(now)
     }
 
     fn drain_events(&mut self, now: Instant) -> bool {
@@ -680,8 +726,13 @@ impl<R: Runtime> Future for Connection<R> {
             return Poll::Ready(Ok(()));
         }
         this.read_parked = false;
-        for _ in 0..BUDGET {
-            let now = this.rt.now();
+        // One clock read per wake-up, refreshed where time may have passed: after handlers ran
+        // (their durations are measured) and every few rounds of a busy loop.
+        let mut now = this.rt.now();
+        for round in 0..BUDGET {
+            if round > 0 && round % 8 == 0 {
+                now = this.rt.now();
+            }
             let mut progressed = false;
             // Commands from handles and handlers.
             while this.commands_open {
@@ -705,6 +756,7 @@ impl<R: Runtime> Future for Connection<R> {
             }
             if !this.completed.is_empty() {
                 progressed = true;
+                now = this.rt.now();
                 while this.commands_open {
                     match Pin::new(&mut this.commands).poll_next(cx) {
                         Poll::Ready(Some(cmd)) => this.apply(cmd, now),
@@ -718,7 +770,10 @@ impl<R: Runtime> Future for Connection<R> {
                 }
                 this.completed = completed;
             }
-            progressed |= this.poll_timer(cx);
+            if let Some(fired) = this.poll_timer(cx) {
+                now = fired;
+                progressed = true;
+            }
             progressed |= this.drain_events(now);
             progressed |= this.poll_write(cx);
             progressed |= this.drain_events(now);

@@ -27,7 +27,7 @@ use mcp_proto::session::Event;
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 
 use crate::cancel::CancellationToken;
-use crate::connection::{Guarded, HandlerOutput, InboundState, Waiter, request_span};
+use crate::connection::{Guarded, HandlerOutput, InboundState, OwnIdMap, Waiter, request_span};
 use crate::peer::{Command, Peer, PeerInfo, Progress};
 use crate::runtime::{DeadlineTimer, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
@@ -147,8 +147,8 @@ struct SessionCtx {
     service: Arc<dyn Service>,
     on_end: Option<Box<dyn FnOnce() + Send>>,
     inbound: HashMap<RequestId, InboundState>,
-    waiters: HashMap<RequestId, Waiter>,
-    keys: HashMap<u64, RequestId>,
+    waiters: OwnIdMap<RequestId, Waiter>,
+    keys: OwnIdMap<u64, RequestId>,
 }
 
 struct StreamSlot {
@@ -409,8 +409,8 @@ impl<R: Runtime> HttpEngine<R> {
                 service,
                 on_end: Some(on_end),
                 inbound: HashMap::new(),
-                waiters: HashMap::new(),
-                keys: HashMap::new(),
+                waiters: OwnIdMap::default(),
+                keys: OwnIdMap::default(),
             }
         })
     }
