@@ -30,7 +30,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_proto::schema::{
@@ -112,8 +112,8 @@ pub struct ToolContext {
     request: RequestContext,
     server: Arc<Inner>,
     conn: Arc<ConnState>,
+    /// Items streamed so far (their count numbers the next one).
     streamed: Arc<Mutex<Vec<Content>>>,
-    stream_seq: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -184,7 +184,9 @@ impl ToolContext {
     /// Clients of this crate see it at once through `call_tool_stream`; other clients see an
     /// ordinary progress notification and the complete result at the end.
     pub fn stream(&self, item: Content) -> Result<(), Error> {
-        let seq = self.stream_seq.fetch_add(1, Ordering::Relaxed) + 1;
+        // Held while the notification is queued: concurrent streams number and send in order.
+        let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
+        let seq = streamed.len() + 1;
         if self.request.progress_token().is_some() {
             let mut meta = Map::new();
             meta.insert(
@@ -198,10 +200,7 @@ impl ToolContext {
                 meta,
             )?;
         }
-        self.streamed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(item);
+        streamed.push(item);
         Ok(())
     }
 
@@ -1133,7 +1132,6 @@ impl Service for ServerService {
             server: inner.clone(),
             conn: conn.clone(),
             streamed: Arc::new(Mutex::new(Vec::new())),
-            stream_seq: Arc::new(AtomicU64::new(0)),
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();

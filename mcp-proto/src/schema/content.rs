@@ -4,7 +4,9 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::{Deserialize, Serialize};
+use core::fmt;
+
+use serde::{Deserialize, Serialize, de};
 use serde_json::Value;
 
 use super::meta::{Annotations, JsonObject, Meta};
@@ -149,7 +151,10 @@ pub struct EmbeddedResource {
 }
 
 /// A content block (`ContentBlock`) of a tool result or prompt message, tagged by `type`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Deserialising reads the block straight into its variant when `type` is its first key (as
+/// every SDK writes it), with no intermediate buffer; otherwise the block is gathered first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum Content {
@@ -172,6 +177,109 @@ pub enum Content {
 
 /// The schema's name for [`Content`].
 pub type ContentBlock = Content;
+
+const CONTENT_TYPES: &[&str] = &["text", "image", "audio", "resource_link", "resource"];
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ContentVisitor)
+    }
+}
+
+struct ContentVisitor;
+
+/// A map key: `type`, or another (kept for the slow path).
+enum Key {
+    Type,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(if v == "type" {
+                    Key::Type
+                } else {
+                    Key::Other(v.into())
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The `type` tag, read without allocating.
+struct Tag(usize);
+
+impl<'de> Deserialize<'de> for Tag {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Tag;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content type")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Tag, E> {
+                CONTENT_TYPES
+                    .iter()
+                    .position(|t| *t == v)
+                    .map(Tag)
+                    .ok_or_else(|| E::unknown_variant(v, CONTENT_TYPES))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn content_variant<'de, D: serde::Deserializer<'de>>(tag: Tag, d: D) -> Result<Content, D::Error> {
+    match tag.0 {
+        0 => TextContent::deserialize(d).map(Content::Text),
+        1 => ImageContent::deserialize(d).map(Content::Image),
+        2 => AudioContent::deserialize(d).map(Content::Audio),
+        3 => Resource::deserialize(d).map(Content::ResourceLink),
+        _ => EmbeddedResource::deserialize(d).map(Content::Resource),
+    }
+}
+
+impl<'de> de::Visitor<'de> for ContentVisitor {
+    type Value = Content;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
+        let first = match map.next_key::<Key>()? {
+            None => return Err(de::Error::missing_field("type")),
+            Some(Key::Type) => {
+                let tag: Tag = map.next_value()?;
+                return content_variant(tag, de::value::MapAccessDeserializer::new(map));
+            }
+            Some(Key::Other(k)) => k,
+        };
+        // `type` comes later: gather the block, then read it as its variant.
+        let mut block = serde_json::Map::new();
+        block.insert(first, map.next_value::<Value>()?);
+        let mut tag = None;
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Type if tag.is_none() => tag = Some(map.next_value::<Tag>()?),
+                Key::Type => return Err(de::Error::duplicate_field("type")),
+                Key::Other(k) => {
+                    block.insert(k, map.next_value::<Value>()?);
+                }
+            }
+        }
+        let tag = tag.ok_or_else(|| de::Error::missing_field("type"))?;
+        content_variant(tag, Value::Object(block)).map_err(de::Error::custom)
+    }
+}
 
 impl Content {
     /// A text block.
@@ -356,6 +464,51 @@ mod tests {
     use crate::schema::meta::Role;
     use alloc::vec;
     use serde_json::json;
+
+    #[test]
+    fn content_reads_with_type_anywhere() {
+        let blocks = [
+            r#"{"type":"text","text":"hi","annotations":{"priority":0.5}}"#,
+            r#"{"text":"hi","annotations":{"priority":0.5},"type":"text"}"#,
+            r#"{"annotations":{"priority":0.5},"type":"text","text":"hi","extra":[1]}"#,
+            r#"{"\u0074ype":"text","te\u0078t":"hi","annotations":{"priority":0.5}}"#,
+        ];
+        for text in blocks {
+            let c: Content = serde_json::from_str(text).unwrap();
+            assert_eq!(c.as_text(), Some("hi"), "{text}");
+            assert!(c.annotations().is_some(), "{text}");
+            // Through a `Value` (keys in its own order) and back.
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::from_value::<Content>(v).unwrap(), c);
+            let again: Content = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+            assert_eq!(again, c);
+        }
+        let every = [
+            json!({"type":"image","data":"AA==","mimeType":"image/png"}),
+            json!({"mimeType":"audio/wav","type":"audio","data":"AA=="}),
+            json!({"type":"resource_link","uri":"a://b","name":"b"}),
+            json!({"resource":{"uri":"a://b","text":"t"},"type":"resource"}),
+        ];
+        for v in every {
+            let c: Content = serde_json::from_str(&v.to_string()).unwrap();
+            assert_eq!(serde_json::to_value(&c).unwrap(), v);
+        }
+        for bad in [
+            r#"{"text":"hi"}"#,
+            r#"{}"#,
+            r#"{"type":"video","text":"hi"}"#,
+            r#"{"text":"hi","type":"video"}"#,
+            r#"{"text":"hi","type":"text","type":"text"}"#,
+            r#"{"type":7}"#,
+            r#"{"type":"text"}"#,
+            r#"["text","hi"]"#,
+            r#""text""#,
+        ] {
+            assert!(serde_json::from_str::<Content>(bad).is_err(), "{bad}");
+        }
+        let e = serde_json::from_str::<Content>(r#"{"type":"video"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown variant `video`"), "{e}");
+    }
 
     #[test]
     fn text_block_constructor_and_accessors() {
