@@ -566,95 +566,9 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Serialises `value` into a boxed [`RawValue`].
-///
-/// Serialising straight into a fresh `Vec` grows it by doubling: a 64 KiB value costs a chain
-/// of reallocs ending in a transient 128 KiB buffer, which the allocator maps and trims again
-/// on every call (page faults and, in a multi-threaded process, TLB shootdowns for each one).
-/// With `std`, a thread whose last value was large therefore serialises into a per-thread
-/// scratch buffer that keeps its capacity, and copies the text once into an allocation of
-/// exactly its size; small values (where the copy and its check cost more than the growth)
-/// take the direct path.
 pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
-    #[cfg(feature = "std")]
-    {
-        scratch::to_raw(value)
-    }
-    #[cfg(not(feature = "std"))]
-    {
-        serde_json::value::to_raw_value(value).map_err(serialise_error)
-    }
-}
-
-fn serialise_error(e: serde_json::Error) -> Error {
-    Error::new(ErrorKind::Internal, alloc::format!("serialise: {e}"))
-}
-
-#[cfg(feature = "std")]
-mod scratch {
-    use alloc::boxed::Box;
-    use alloc::string::String;
-    use alloc::vec::Vec;
-    use core::cell::{Cell, RefCell};
-
-    use serde_json::value::RawValue;
-
-    use super::serialise_error;
-    use crate::Error;
-
-    /// A scratch buffer that grew past this is released after use, not kept.
-    const KEEP: usize = 1024 * 1024;
-    /// A value this large switches the thread to the scratch buffer (its direct growth would
-    /// pass through a transient buffer of twice the size, into the allocator's trimmed zone)...
-    const LARGE: usize = 32 * 1024;
-    /// ...and one this small switches it back.
-    const SMALL: usize = 8 * 1024;
-
-    std::thread_local! {
-        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-        static LARGE_MODE: Cell<bool> = const { Cell::new(false) };
-    }
-
-    pub(super) fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
-        if !LARGE_MODE.try_with(Cell::get).unwrap_or(false) {
-            let raw = serde_json::value::to_raw_value(value).map_err(serialise_error)?;
-            if raw.get().len() >= LARGE {
-                let _ = LARGE_MODE.try_with(|m| m.set(true));
-            }
-            return Ok(raw);
-        }
-        SCRATCH
-            .try_with(|cell| match cell.try_borrow_mut() {
-                Ok(mut buf) => Some(serialise(&mut buf, value)),
-                // Re-entered from a `Serialize` impl: use a fresh buffer.
-                Err(_) => None,
-            })
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| serde_json::value::to_raw_value(value).map_err(serialise_error))
-    }
-
-    fn serialise<T: serde::Serialize + ?Sized>(
-        buf: &mut Vec<u8>,
-        value: &T,
-    ) -> Result<Box<RawValue>, Error> {
-        buf.clear();
-        let written = serde_json::to_writer(&mut *buf, value).map_err(serialise_error);
-        let out = written.and_then(|()| {
-            // serde_json writes valid UTF-8 and valid JSON; `from_string` checks both again
-            // (a fast scan), as the only safe way to build a `RawValue` from text.
-            let text = String::from_utf8(buf.clone()).map_err(|e| {
-                Error::new(crate::ErrorKind::Internal, alloc::format!("serialise: {e}"))
-            })?;
-            RawValue::from_string(text).map_err(serialise_error)
-        });
-        if buf.len() <= SMALL {
-            let _ = LARGE_MODE.try_with(|m| m.set(false));
-        }
-        if buf.capacity() > KEEP {
-            *buf = Vec::new();
-        }
-        out
-    }
+    serde_json::value::to_raw_value(value)
+        .map_err(|e| Error::new(ErrorKind::Internal, alloc::format!("serialise: {e}")))
 }
 
 /// The raw JSON `{}`.
@@ -676,37 +590,6 @@ mod tests {
             Parsed::Single(r) => r,
             Parsed::Batch(_) => panic!("batch"),
         }
-    }
-
-    #[test]
-    fn to_raw_matches_serde_json_at_every_size() {
-        for size in [0usize, 1, 100, 5_000, 70_000, 300_000, 2_000_000, 10] {
-            let text: String = (0..size).map(|i| ['a', '"', 'é', '\n'][i % 4]).collect();
-            let value = serde_json::json!({"name": "echo", "arguments": {"text": text}});
-            let raw = to_raw(&value).unwrap();
-            assert_eq!(raw.get(), serde_json::to_string(&value).unwrap());
-        }
-    }
-
-    #[test]
-    fn to_raw_reentered_from_serialize_and_failing() {
-        /// Serialises by calling `to_raw` on its inner value first.
-        struct Nested(serde_json::Value);
-        impl serde::Serialize for Nested {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let inner = to_raw(&self.0).map_err(serde::ser::Error::custom)?;
-                inner.serialize(s)
-            }
-        }
-        let value = serde_json::json!({"k": "x".repeat(10_000)});
-        let raw = to_raw(&[Nested(value.clone()), Nested(value.clone())]).unwrap();
-        assert_eq!(raw.get(), serde_json::to_string(&[&value, &value]).unwrap());
-
-        // A map with non-string keys cannot be JSON: an error, and the next call still works.
-        let mut bad = alloc::collections::BTreeMap::new();
-        bad.insert(alloc::vec![1u8], 1u8);
-        assert_eq!(to_raw(&bad).unwrap_err().kind(), ErrorKind::Internal);
-        assert_eq!(to_raw(&1).unwrap().get(), "1");
     }
 
     #[test]

@@ -146,8 +146,8 @@ impl ClientOptions {
             caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
         }
         let mut config = self.config.clone();
-        config.capabilities = mcp_proto::jsonrpc::to_raw(&caps)?;
-        config.info = mcp_proto::jsonrpc::to_raw(&self.info)?;
+        config.capabilities = crate::raw::to_raw(&caps)?;
+        config.info = crate::raw::to_raw(&self.info)?;
         Ok(config)
     }
 }
@@ -225,7 +225,7 @@ impl Service for ClientService {
                 (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
                     Ok(p) => {
                         let fut = f(p, cx);
-                        Box::pin(async move { mcp_proto::jsonrpc::to_raw(&fut.await?) })
+                        Box::pin(async move { crate::raw::to_raw(&fut.await?) })
                     }
                     Err(e) => {
                         let e = parse_err(e);
@@ -241,7 +241,7 @@ impl Service for ClientService {
                 (Some(f), Some(p)) => match serde_json::from_str(p.get()) {
                     Ok(p) => {
                         let fut = f(p, cx);
-                        Box::pin(async move { mcp_proto::jsonrpc::to_raw(&fut.await?) })
+                        Box::pin(async move { crate::raw::to_raw(&fut.await?) })
                     }
                     Err(e) => {
                         let e = parse_err(e);
@@ -255,7 +255,7 @@ impl Service for ClientService {
                 let r = match &self.roots {
                     Some(roots) => {
                         let roots = roots.read().unwrap_or_else(|e| e.into_inner()).clone();
-                        mcp_proto::jsonrpc::to_raw(&ListRootsResult { roots, meta: None })
+                        crate::raw::to_raw(&ListRootsResult { roots, meta: None })
                     }
                     None => Err(Error::method_not_found("roots/list")),
                 };

@@ -25,6 +25,7 @@ pub mod http_client;
 pub mod http_engine;
 pub mod hyper_io;
 pub mod hyper_server;
+mod raw;
 pub mod telemetry;
 #[cfg(feature = "ws")]
 pub mod ws;

@@ -171,7 +171,7 @@ impl Peer {
         Request {
             peer: self.clone(),
             method: method.into(),
-            params: mcp_proto::jsonrpc::to_raw(params).map(Some),
+            params: crate::raw::to_raw(params).map(Some),
             opts: RequestOptions::default(),
             progress: None,
         }
@@ -196,7 +196,7 @@ impl Peer {
         method: impl Into<Cow<'static, str>>,
         params: &P,
     ) -> Result<(), Error> {
-        let params = mcp_proto::jsonrpc::to_raw(params)?;
+        let params = crate::raw::to_raw(params)?;
         self.notify(method, Some(params))
     }
 

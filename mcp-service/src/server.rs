@@ -193,7 +193,7 @@ impl ToolContext {
                 PARTIAL_CONTENT_META.into(),
                 serde_json::to_value(vec![&item]).unwrap_or(Value::Null),
             );
-            let meta = mcp_proto::jsonrpc::to_raw(&meta)?;
+            let meta = crate::raw::to_raw(&meta)?;
             self.request.progress_with_meta(
                 seq as f64,
                 Some(&format!("partial result {seq}")),
@@ -660,8 +660,8 @@ impl ServerBuilder {
         } else if let Some(obj) = caps.as_object_mut() {
             obj.insert("experimental".into(), serde_json::json!({}));
         }
-        self.config.capabilities = mcp_proto::jsonrpc::to_raw(&caps)?;
-        self.config.info = mcp_proto::jsonrpc::to_raw(&self.info)?;
+        self.config.capabilities = crate::raw::to_raw(&caps)?;
+        self.config.info = crate::raw::to_raw(&self.info)?;
         Ok(Server {
             inner: Arc::new(Inner {
                 config: self.config,
@@ -833,7 +833,7 @@ impl Server {
             .filter(|c| c.ready.load(Ordering::Acquire) && only(c))
             .cloned()
             .collect();
-        let raw = params.and_then(|p| mcp_proto::jsonrpc::to_raw(p).ok());
+        let raw = params.and_then(|p| crate::raw::to_raw(p).ok());
         for c in conns {
             let _ = c.peer.notify(method, raw.clone());
         }
@@ -1090,7 +1090,7 @@ struct CallParams<'a> {
 }
 
 fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
-    mcp_proto::jsonrpc::to_raw(v)
+    crate::raw::to_raw(v)
 }
 
 /// Pagination: the cursor is an opaque token naming the next offset.

@@ -107,7 +107,7 @@ impl RequestContext {
         method: &'static str,
         params: &P,
     ) -> Result<(), Error> {
-        let params = mcp_proto::jsonrpc::to_raw(params)?;
+        let params = crate::raw::to_raw(params)?;
         self.peer
             .notify_related(method, Some(params), Some(self.id.clone()))
     }
