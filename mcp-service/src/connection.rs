@@ -115,6 +115,74 @@ impl std::hash::Hasher for OwnIdHasher {
     }
 }
 
+/// Requests sent to the peer and waiting for their outcome, by wire id and by caller key
+/// (shared with the HTTP engine).
+#[derive(Default)]
+pub(crate) struct Outbound {
+    waiters: OwnIdMap<RequestId, Waiter>,
+    keys: OwnIdMap<u64, RequestId>,
+}
+
+impl Outbound {
+    /// Tracks a request the session accepted (`sent` is its id) for caller `key`, and returns
+    /// its span; a refusal goes straight back to the caller.
+    pub(crate) fn sent(
+        &mut self,
+        sent: Result<RequestId, Error>,
+        key: u64,
+        method: Cow<'static, str>,
+        reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
+        progress: Option<ProgressFn>,
+        now: Instant,
+    ) -> Option<&tracing::Span> {
+        let id = match sent {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return None;
+            }
+        };
+        let span = request_span(&method, Direction::Outbound, &id);
+        self.keys.insert(key, id.clone());
+        let waiter = Waiter {
+            key,
+            method,
+            started: now,
+            span,
+            reply,
+            progress,
+        };
+        Some(&self.waiters.entry(id).insert_entry(waiter).into_mut().span)
+    }
+
+    /// Caller `key` gave up: its request's id, and its waiter if still waiting.
+    pub(crate) fn cancel(&mut self, key: u64) -> Option<(RequestId, Option<Waiter>)> {
+        let id = self.keys.remove(&key)?;
+        let waiter = self.waiters.remove(&id);
+        Some((id, waiter))
+    }
+
+    /// The outcome of `id` arrived: its waiter.
+    pub(crate) fn finish(&mut self, id: &RequestId) -> Option<Waiter> {
+        let waiter = self.waiters.remove(id)?;
+        self.keys.remove(&waiter.key);
+        Some(waiter)
+    }
+
+    /// Progress on `id`, to its callback.
+    pub(crate) fn progress(&mut self, id: &RequestId, progress: Progress) {
+        if let Some(f) = self.waiters.get_mut(id).and_then(|w| w.progress.as_mut()) {
+            f(progress);
+        }
+    }
+
+    /// Every request still waiting (the session ended).
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (RequestId, Waiter)> + '_ {
+        self.keys.clear();
+        self.waiters.drain()
+    }
+}
+
 /// A request sent to the peer, waiting for its outcome (shared with the HTTP engine).
 pub(crate) struct Waiter {
     pub(crate) key: u64,
@@ -264,8 +332,7 @@ pub struct Connection<R: Runtime> {
     handlers: FuturesUnordered<Guarded<()>>,
     completed: Vec<HandlerOutput<()>>,
     inbound: HashMap<RequestId, InboundState>,
-    waiters: OwnIdMap<RequestId, Waiter>,
-    keys: OwnIdMap<u64, RequestId>,
+    outbound: Outbound,
     timer: DeadlineTimer,
     service: Arc<dyn Service>,
     peer: Peer,
@@ -330,8 +397,7 @@ pub fn connection<R: Runtime>(
         handlers: FuturesUnordered::new(),
         completed: Vec::new(),
         inbound: HashMap::new(),
-        waiters: OwnIdMap::default(),
-        keys: OwnIdMap::default(),
+        outbound: Outbound::default(),
         timer: DeadlineTimer::default(),
         service,
         peer: peer.clone(),
@@ -353,29 +419,13 @@ impl<R: Runtime> Connection<R> {
                 opts,
                 reply,
                 progress,
-            } => match self.session.send_request(now, &method, params, opts) {
-                Ok(id) => {
-                    self.keys.insert(key, id.clone());
-                    let span = request_span(&method, Direction::Outbound, &id);
-                    self.waiters.insert(
-                        id,
-                        Waiter {
-                            key,
-                            method,
-                            started: now,
-                            span,
-                            reply,
-                            progress,
-                        },
-                    );
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e));
-                }
-            },
+            } => {
+                let sent = self.session.send_request(now, &method, params, opts);
+                self.outbound.sent(sent, key, method, reply, progress, now);
+            }
             Command::Cancel { key, reason } => {
-                if let Some(id) = self.keys.remove(&key) {
-                    if let Some(w) = self.waiters.remove(&id) {
+                if let Some((id, waiter)) = self.outbound.cancel(key) {
+                    if let Some(w) = waiter {
                         self.complete_outbound(&id, &w, Outcome::Cancelled, now);
                     }
                     let _ = self.session.cancel(now, &id, reason.as_deref());
@@ -491,8 +541,7 @@ impl<R: Runtime> Connection<R> {
                     .handle_notification(&method, params.as_deref(), &self.peer);
             }
             Event::Response { id, result } => {
-                if let Some(w) = self.waiters.remove(&id) {
-                    self.keys.remove(&w.key);
+                if let Some(w) = self.outbound.finish(&id) {
                     self.complete_outbound(&id, &w, Outcome::of(&result), now);
                     let _ = w.reply.send(result);
                 }
@@ -503,18 +552,15 @@ impl<R: Runtime> Connection<R> {
                 total,
                 message,
                 meta,
-            } => {
-                if let Some(w) = self.waiters.get_mut(&id)
-                    && let Some(f) = w.progress.as_mut()
-                {
-                    f(Progress {
-                        progress,
-                        total,
-                        message,
-                        meta,
-                    });
-                }
-            }
+            } => self.outbound.progress(
+                &id,
+                Progress {
+                    progress,
+                    total,
+                    message,
+                    meta,
+                },
+            ),
             Event::Cancelled { id, reason } => {
                 tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
                 if let Some(st) = self.inbound.remove(&id) {
@@ -789,7 +835,7 @@ impl<R: Runtime> Future for Connection<R> {
                 this.service.on_closed(&this.peer);
                 // Outstanding callers learn the outcome from the session's close; anything
                 // left (commands queued after close) fails now.
-                for (_, w) in this.waiters.drain() {
+                for (_, w) in this.outbound.drain() {
                     let _ = w.reply.send(Err(Error::new(
                         ErrorKind::TransportClosed,
                         "the connection closed",

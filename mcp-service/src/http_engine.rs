@@ -27,7 +27,7 @@ use mcp_proto::session::Event;
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 
 use crate::cancel::CancellationToken;
-use crate::connection::{Guarded, HandlerOutput, InboundState, OwnIdMap, Waiter, request_span};
+use crate::connection::{Guarded, HandlerOutput, InboundState, Outbound, request_span};
 use crate::peer::{Command, Peer, PeerInfo, Progress};
 use crate::runtime::{DeadlineTimer, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
@@ -147,8 +147,7 @@ struct SessionCtx {
     service: Arc<dyn Service>,
     on_end: Option<Box<dyn FnOnce() + Send>>,
     inbound: HashMap<RequestId, InboundState>,
-    waiters: OwnIdMap<RequestId, Waiter>,
-    keys: OwnIdMap<u64, RequestId>,
+    outbound: Outbound,
 }
 
 struct StreamSlot {
@@ -409,8 +408,7 @@ impl<R: Runtime> HttpEngine<R> {
                 service,
                 on_end: Some(on_end),
                 inbound: HashMap::new(),
-                waiters: OwnIdMap::default(),
-                keys: OwnIdMap::default(),
+                outbound: Outbound::default(),
             }
         })
     }
@@ -427,7 +425,7 @@ impl<R: Runtime> HttpEngine<R> {
             for (_, st) in ctx.inbound.drain() {
                 st.cancel.cancel();
             }
-            for (id, w) in ctx.waiters.drain() {
+            for (id, w) in ctx.outbound.drain() {
                 w.complete(&self.telemetry, connection, &id, Outcome::Closed, now);
                 let _ = w.reply.send(Err(Error::new(
                     ErrorKind::TransportClosed,
@@ -513,8 +511,7 @@ impl<R: Runtime> HttpEngine<R> {
                     .handle_notification(&method, params.as_deref(), &ctx.peer);
             }
             Event::Response { id, result } => {
-                if let Some(w) = ctx.waiters.remove(&id) {
-                    ctx.keys.remove(&w.key);
+                if let Some(w) = ctx.outbound.finish(&id) {
                     w.complete(&telemetry, connection, &id, Outcome::of(&result), now);
                     let _ = w.reply.send(result);
                 }
@@ -525,18 +522,15 @@ impl<R: Runtime> HttpEngine<R> {
                 total,
                 message,
                 meta,
-            } => {
-                if let Some(w) = ctx.waiters.get_mut(&id)
-                    && let Some(f) = w.progress.as_mut()
-                {
-                    f(Progress {
-                        progress,
-                        total,
-                        message,
-                        meta,
-                    });
-                }
-            }
+            } => ctx.outbound.progress(
+                &id,
+                Progress {
+                    progress,
+                    total,
+                    message,
+                    meta,
+                },
+            ),
             Event::Cancelled { id, .. } => {
                 if let Some(st) = ctx.inbound.remove(&id) {
                     st.cancel.cancel();
@@ -570,30 +564,15 @@ impl<R: Runtime> HttpEngine<R> {
                 opts,
                 reply,
                 progress,
-            } => match ep.send_request(now, sid, &method, params, opts) {
-                Ok(id) => {
-                    ctx.keys.insert(key, id.clone());
-                    let span = request_span(&method, Direction::Outbound, &id);
+            } => {
+                let sent = ep.send_request(now, sid, &method, params, opts);
+                if let Some(span) = ctx.outbound.sent(sent, key, method, reply, progress, now) {
                     span.record("session", tracing::field::display(sid));
-                    ctx.waiters.insert(
-                        id,
-                        Waiter {
-                            key,
-                            method,
-                            started: now,
-                            span,
-                            reply,
-                            progress,
-                        },
-                    );
                 }
-                Err(e) => {
-                    let _ = reply.send(Err(e));
-                }
-            },
+            }
             Command::Cancel { key, reason } => {
-                if let Some(id) = ctx.keys.remove(&key) {
-                    if let Some(w) = ctx.waiters.remove(&id) {
+                if let Some((id, waiter)) = ctx.outbound.cancel(key) {
+                    if let Some(w) = waiter {
                         let connection = ctx.peer.connection_id();
                         w.complete(telemetry, connection, &id, Outcome::Cancelled, now);
                     }
