@@ -170,9 +170,21 @@ impl Outbound {
     }
 
     /// Progress on `id`, to its callback.
-    pub(crate) fn progress(&mut self, id: &RequestId, progress: Progress) {
+    pub(crate) fn progress(
+        &mut self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        meta: Option<Box<RawValue>>,
+    ) {
         if let Some(f) = self.waiters.get_mut(id).and_then(|w| w.progress.as_mut()) {
-            f(progress);
+            f(Progress {
+                progress,
+                total,
+                message,
+                meta,
+            });
         }
     }
 
@@ -552,15 +564,7 @@ impl<R: Runtime> Connection<R> {
                 total,
                 message,
                 meta,
-            } => self.outbound.progress(
-                &id,
-                Progress {
-                    progress,
-                    total,
-                    message,
-                    meta,
-                },
-            ),
+            } => self.outbound.progress(&id, progress, total, message, meta),
             Event::Cancelled { id, reason } => {
                 tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
                 if let Some(st) = self.inbound.remove(&id) {

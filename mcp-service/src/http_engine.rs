@@ -28,7 +28,7 @@ use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 
 use crate::cancel::CancellationToken;
 use crate::connection::{Guarded, HandlerOutput, InboundState, Outbound, request_span};
-use crate::peer::{Command, Peer, PeerInfo, Progress};
+use crate::peer::{Command, Peer, PeerInfo};
 use crate::runtime::{DeadlineTimer, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
@@ -522,15 +522,7 @@ impl<R: Runtime> HttpEngine<R> {
                 total,
                 message,
                 meta,
-            } => ctx.outbound.progress(
-                &id,
-                Progress {
-                    progress,
-                    total,
-                    message,
-                    meta,
-                },
-            ),
+            } => ctx.outbound.progress(&id, progress, total, message, meta),
             Event::Cancelled { id, .. } => {
                 if let Some(st) = ctx.inbound.remove(&id) {
                     st.cancel.cancel();
