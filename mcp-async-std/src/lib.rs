@@ -180,30 +180,23 @@ fn accept_error(e: &std::io::Error) -> AcceptError {
     }
 }
 
-/// An in-process client/server pair over a Unix socket pair: the server side is spawned on
-/// `rt`, and this resolves with the connected client. The server side ends when the client
-/// closes.
-#[cfg(unix)]
+/// Size of each direction's buffer in [`memory_pair`].
+const MEMORY_PIPE_CAPACITY: usize = 256 * 1024;
+
+/// An in-process client/server pair over an in-memory pipe (`mcp_service::memory::duplex`: no
+/// socket, no system call): the server side is spawned on `rt`, and this resolves with the
+/// connected client. The server side ends when the client closes.
 pub async fn memory_pair<R: Runtime>(
     rt: R,
     server: Server,
     options: ClientOptions,
 ) -> Result<Client, Error> {
-    use std::os::unix::net::UnixStream;
-    let io = |e: std::io::Error| {
-        Error::new(
-            ErrorKind::TransportError,
-            format!("socket pair failed: {e}"),
-        )
-    };
-    let (client_end, server_end) = UnixStream::pair().map_err(io)?;
-    let client_end = Async::new(client_end).map_err(io)?;
-    let server_end = Async::new(server_end).map_err(io)?;
+    let (client_end, server_end) = mcp_service::memory::duplex(MEMORY_PIPE_CAPACITY);
     let server_rt = rt.clone();
     rt.spawn(Box::pin(async move {
-        if let Err(e) = serve_stream(server_rt, &server, server_end).await {
+        if let Err(e) = server.serve(server_rt, server_end).await {
             tracing::debug!(target: "mcp", error = %e, "in-memory server ended with an error");
         }
     }));
-    connect_stream(rt, client_end, options).await
+    Client::connect(rt, client_end, options).await
 }

@@ -31,8 +31,8 @@ use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 
 /// A bidirectional byte stream (stdio, a child's pipes, TCP, a Unix socket, an in-memory pipe).
 pub struct ByteStream {
-    reader: Pin<Box<dyn AsyncRead + Send>>,
-    writer: Pin<Box<dyn AsyncWrite + Send>>,
+    pub(crate) reader: Pin<Box<dyn AsyncRead + Send>>,
+    pub(crate) writer: Pin<Box<dyn AsyncWrite + Send>>,
 }
 
 impl ByteStream {

@@ -25,6 +25,7 @@ pub mod http_client;
 pub mod http_engine;
 pub mod hyper_io;
 pub mod hyper_server;
+pub mod memory;
 mod raw;
 pub mod telemetry;
 #[cfg(feature = "ws")]

@@ -171,15 +171,17 @@ fn accept_error(e: &std::io::Error) -> AcceptError {
     }
 }
 
-/// An in-process client/server pair over a `tokio::io::duplex` pipe: the server side is
-/// spawned on the current runtime, and the returned future resolves with the connected client.
-/// The server side ends when the client closes.
+/// An in-process client/server pair over an in-memory pipe (`mcp_service::memory::duplex`):
+/// the server side is spawned on the current runtime, and the returned future resolves with the
+/// connected client. The server side ends when the client closes.
 pub async fn memory_pair(server: Server, options: ClientOptions) -> Result<Client, Error> {
-    let (client_end, server_end) = tokio::io::duplex(MEMORY_PIPE_CAPACITY);
+    let (client_end, server_end) = mcp_service::memory::duplex(MEMORY_PIPE_CAPACITY);
+    let rt = TokioRuntime::current();
+    let server_rt = rt.clone();
     tokio::spawn(async move {
-        if let Err(e) = serve_stream(&server, server_end).await {
+        if let Err(e) = server.serve(server_rt, server_end).await {
             tracing::debug!(target: "mcp", error = %e, "in-memory server ended with an error");
         }
     });
-    connect_stream(client_end, options).await
+    Client::connect(rt, client_end, options).await
 }
