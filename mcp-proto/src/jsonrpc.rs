@@ -85,9 +85,13 @@ pub enum Parsed<'a> {
 /// not a valid JSON-RPC message yields [`ErrorKind::ProtocolInvalid`], with the id when it could
 /// be read. An empty batch is rejected as a whole.
 pub fn parse(input: &[u8]) -> Parsed<'_> {
-    let first = input.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') {
-        return match serde_json::from_slice::<Vec<&RawValue>>(input) {
+    let text = match utf8(input) {
+        Ok(text) => text,
+        Err(r) => return Parsed::Single(Err(r)),
+    };
+    let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+    if first == Some(b'[') {
+        return match serde_json::from_str::<Vec<&RawValue>>(text) {
             Ok(items) if items.is_empty() => Parsed::Single(Err(Rejected {
                 id: None,
                 answer: true,
@@ -96,18 +100,32 @@ pub fn parse(input: &[u8]) -> Parsed<'_> {
             Ok(items) => Parsed::Batch(
                 items
                     .into_iter()
-                    .map(|raw| parse_one(raw.get().as_bytes()))
+                    .map(|raw| parse_one_str(raw.get()))
                     .collect(),
             ),
             Err(e) => Parsed::Single(Err(classify(e))),
         };
     }
-    Parsed::Single(parse_one(input))
+    Parsed::Single(parse_one_str(text))
 }
 
 /// Parses exactly one JSON-RPC message (no batches).
 pub fn parse_one(input: &[u8]) -> Result<Envelope<'_>, Rejected> {
-    let raw: RawFields<'_> = serde_json::from_slice(input).map_err(classify)?;
+    parse_one_str(utf8(input)?)
+}
+
+/// The input as text: UTF-8 is checked once, up front, so that the JSON parser reads a `str`
+/// and checks no string again (from bytes, it validates each string and raw value it meets).
+fn utf8(input: &[u8]) -> Result<&str, Rejected> {
+    core::str::from_utf8(input).map_err(|e| Rejected {
+        id: None,
+        answer: true,
+        error: Error::parse(alloc::format!("invalid JSON: not UTF-8 ({e})")),
+    })
+}
+
+fn parse_one_str(text: &str) -> Result<Envelope<'_>, Rejected> {
+    let raw: RawFields<'_> = serde_json::from_str(text).map_err(classify)?;
     raw.into_envelope()
 }
 
@@ -590,6 +608,29 @@ mod tests {
             Parsed::Single(r) => r,
             Parsed::Batch(_) => panic!("batch"),
         }
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_parse_error_anywhere() {
+        for input in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\xff\"}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"k\":\"\xc3\"}}",
+            b"[{\"jsonrpc\":\"2.0\",\"method\":\"\xe2\x82\"}]",
+            b"\xff",
+        ] {
+            let Parsed::Single(Err(r)) = parse(input) else {
+                panic!("accepted {input:?}");
+            };
+            assert_eq!(r.error.kind(), ErrorKind::Parse);
+            assert_eq!(r.id, None);
+            if input.first() != Some(&b'[') {
+                assert_eq!(parse_one(input).unwrap_err(), r);
+            }
+        }
+        // Multi-byte text is fine, in strings and in raw params.
+        let env = one("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"é\",\"params\":{\"k\":\"ü€\"}}")
+            .unwrap();
+        assert!(matches!(env, Envelope::Request { .. }));
     }
 
     #[test]
