@@ -2,8 +2,9 @@
 //! both the protected MCP resource (our real HTTP engine behind a bearer check) and its
 //! authorization server (metadata, Dynamic Client Registration, authorization with PKCE, token):
 //! a 401 runs the flow and the request is retried with the new token, the token is reused on
-//! later requests, a 403 `insufficient_scope` steps up, an application-supplied authorization
-//! handler replaces the headless approval, and refusals fail the connect as `Unauthorized`.
+//! later requests, a 403 `insufficient_scope` steps up, a token expiring under the GET stream
+//! or the closing DELETE is renewed there too, an application-supplied authorization handler
+//! replaces the headless approval, and refusals fail the connect as `Unauthorized`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -48,6 +49,8 @@ struct State {
     mcp_tokens: Vec<(String, Option<String>)>,
     /// Refuse authorization requests (redirect with `error=access_denied`).
     deny: bool,
+    /// The next MCP request of this method (`GET`, `DELETE`) finds its token expired.
+    expire_on: Option<&'static str>,
 }
 
 struct Fixture {
@@ -187,13 +190,19 @@ impl Fixture {
                 .ok()
                 .and_then(|m| m["method"].as_str().map(str::to_owned))
                 .unwrap_or_else(|| parts.method.to_string());
-            let token = parts
+            let presented = parts
                 .headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer "))
-                .filter(|t| s.tokens.contains_key(*t))
                 .map(str::to_owned);
+            if let Some(t) = &presented
+                && s.expire_on == Some(parts.method.as_str())
+            {
+                s.expire_on = None;
+                s.tokens.remove(t);
+            }
+            let token = presented.filter(|t| s.tokens.contains_key(t));
             s.mcp_tokens.push((method.clone(), token.clone()));
             match token {
                 None => Some((
@@ -413,6 +422,51 @@ async fn an_application_handler_approves_instead_of_the_headless_get() {
     assert_eq!(asked.load(Ordering::Relaxed), 1);
     assert_eq!(fixture.state.lock().unwrap().authorizations.len(), 1);
     client.close();
+}
+
+/// A token that expires under the standalone GET stream, or under the closing DELETE, gets the
+/// same treatment as under a POST: the flow runs and the request is sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_on_the_get_stream_or_the_delete_runs_the_flow() {
+    let (fixture, url) = start().await;
+    fixture.state.lock().unwrap().expire_on = Some("GET");
+    let oauth = oauth();
+    let client = connect(
+        &url,
+        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .unwrap();
+    client.list_tools().await.unwrap();
+    let second = oauth
+        .access_token(&url, std::time::SystemTime::now())
+        .unwrap();
+    {
+        let s = fixture.state.lock().unwrap();
+        assert_eq!(
+            s.authorizations.len(),
+            2,
+            "one at initialize, one for the GET"
+        );
+    }
+    // Refused once (its token expired), then opened with the new token, which later
+    // requests carry too.
+    assert_eq!(fixture.tokens_seen("GET"), vec![None, Some(second.clone())]);
+    assert_eq!(
+        fixture.tokens_seen("tools/list"),
+        vec![Some(second.clone())]
+    );
+
+    fixture.state.lock().unwrap().expire_on = Some("DELETE");
+    tokio::time::timeout(std::time::Duration::from_secs(20), client.shutdown())
+        .await
+        .expect("the DELETE finished");
+    let third = oauth
+        .access_token(&url, std::time::SystemTime::now())
+        .unwrap();
+    assert_ne!(third, second);
+    assert_eq!(fixture.tokens_seen("DELETE"), vec![None, Some(third)]);
+    assert_eq!(fixture.state.lock().unwrap().authorizations.len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -310,7 +310,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             }
             let deleted = self.timed(Some(DELETE_TIMEOUT), "DELETE", async {
                 let (resp, lease) = self
-                    .send(&self.url, Method::DELETE, Bytes::new(), headers)
+                    .send_authorized(&self.url, Method::DELETE, Bytes::new(), headers)
                     .await?;
                 let status = resp.status();
                 let _ = resp.into_body().collect().await;
@@ -1026,7 +1026,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
         };
         headers.insert(LAST_EVENT_ID, v);
         let target = self.lock().post.clone().unwrap_or_else(|| self.url.clone());
-        let sent = self.send(&target, Method::GET, Bytes::new(), headers);
+        let sent = self.send_authorized(&target, Method::GET, Bytes::new(), headers);
         let (resp, lease) = match select(Box::pin(sent), token.cancelled()).await {
             Either::Left((Ok(r), _)) => r,
             Either::Left((Err(e), _)) => {
@@ -1156,7 +1156,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             {
                 headers.insert(LAST_EVENT_ID, v);
             }
-            let sent = self.send(&self.url, Method::GET, Bytes::new(), headers);
+            let sent = self.send_authorized(&self.url, Method::GET, Bytes::new(), headers);
             let got = match select(Box::pin(sent), token.cancelled()).await {
                 Either::Left((r, _)) => r,
                 Either::Right(_) => return,
