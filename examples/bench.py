@@ -74,6 +74,9 @@ def main():
                     "ours_rps": statistics.median(ours_rps),
                     "ref_rps": statistics.median(ref_rps),
                     "ratio_median": round(statistics.median(ratios), 3),
+                    # The spread of the pairs (the machine is noisy; a median near a target
+                    # means little without it).
+                    "ratio_quartiles": [round(q, 3) for q in quartiles(ratios)],
                     "ours_rss_kb": ours_rss[-1],
                     "ref_rss_kb": ref_rss[-1],
                 }
@@ -84,14 +87,26 @@ def main():
                 print(json.dumps(row), flush=True)
     print()
     sides = " client | server |" if a.sides else ""
-    print(f"| runtime | size | conc | ours rps | reference rps | median ratio |{sides} rss client/server KiB |")
-    print("|---|---|---|---|---|---|" + ("---|---|" if a.sides else "") + "---|")
+    print(
+        f"| runtime | size | conc | ours rps | reference rps | median ratio | quartiles |{sides}"
+        " rss client/server KiB |"
+    )
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if a.sides else "") + "---|")
     for r in rows:
         side = f" {r['client_ratio']:.2f} | {r['server_ratio']:.2f} |" if a.sides else ""
         print(
             f"| {r['runtime']} | {r['size']} | {r['conc']} | {r['ours_rps']:.0f} | {r['ref_rps']:.0f} | "
-            f"{r['ratio_median']:.2f} |{side} {r['ours_rss_kb'][0]}/{r['ours_rss_kb'][1]} |"
+            f"{r['ratio_median']:.2f} | {r['ratio_quartiles'][0]:.2f}–{r['ratio_quartiles'][1]:.2f} |"
+            f"{side} {r['ours_rss_kb'][0]}/{r['ours_rss_kb'][1]} |"
         )
+
+
+def quartiles(values):
+    """The first and third quartiles (both the value itself for a single run)."""
+    if len(values) < 2:
+        return [values[0], values[0]]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return [q[0], q[2]]
 
 
 if __name__ == "__main__":
