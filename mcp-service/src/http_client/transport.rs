@@ -528,6 +528,23 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     }
 
     /// The transport's headers for the current session.
+    /// The wait before SSE reconnection `attempt` (1-based): the server's `retry`, else the
+    /// configured delay, doubled per attempt and capped at `max_reconnect_delay` (or at the
+    /// base, when that is longer).
+    fn reconnect_delay(&self, retry: Option<u64>, attempt: u32) -> Duration {
+        let base = retry
+            .map(Duration::from_millis)
+            .unwrap_or(self.options.reconnect_delay);
+        let factor = 1u64 << (attempt.saturating_sub(1)).min(16);
+        let delay_ms = base.as_millis().saturating_mul(factor).min(
+            self.options
+                .max_reconnect_delay
+                .as_millis()
+                .max(base.as_millis()),
+        );
+        Duration::from_millis(delay_ms)
+    }
+
     fn session_headers(&self) -> HeaderMap {
         let st = self.lock();
         let mut h = HeaderMap::new();
@@ -1007,17 +1024,10 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
             retry,
             progressed,
         };
-        let base = retry
-            .map(Duration::from_millis)
-            .unwrap_or(self.options.reconnect_delay);
-        let factor = 1u64 << (attempt.saturating_sub(1)).min(16);
-        let delay_ms = base.as_millis().saturating_mul(factor).min(
-            self.options
-                .max_reconnect_delay
-                .as_millis()
-                .max(base.as_millis()),
-        );
-        if !self.sleep(Duration::from_millis(delay_ms), token).await {
+        if !self
+            .sleep(self.reconnect_delay(retry, attempt), token)
+            .await
+        {
             return Outcome::Cancelled;
         }
         let mut headers = self.session_headers();
@@ -1204,17 +1214,10 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
                 tracing::debug!(target: "mcp", "standalone SSE stream given up");
                 return;
             }
-            let base = retry
-                .map(Duration::from_millis)
-                .unwrap_or(self.options.reconnect_delay);
-            let factor = 1u64 << (attempts.saturating_sub(1)).min(16);
-            let delay = base.as_millis().saturating_mul(factor).min(
-                self.options
-                    .max_reconnect_delay
-                    .as_millis()
-                    .max(base.as_millis()),
-            );
-            if !self.sleep(Duration::from_millis(delay), token).await {
+            if !self
+                .sleep(self.reconnect_delay(retry, attempts), token)
+                .await
+            {
                 return;
             }
         }
