@@ -349,7 +349,21 @@ impl Endpoint {
         r
     }
 
-    /// The session named by `MCP-Session-Id`: 400 without the header, 404 when unknown.
+    /// The id of a session about to open (from `random`), or the 503 when the table is full
+    /// or the id is taken (Streamable HTTP and legacy SSE alike).
+    fn fresh_session_id(&self, random: u128) -> Result<SessionId, Response<Body>> {
+        let sid = SessionId::from_u128(random);
+        if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
+            return Err(rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: cannot open another session",
+                None,
+            ));
+        }
+        Ok(sid)
+    }
+
     /// The session a request names, taken out of the table (the caller puts it back or
     /// settles it): its id must be known (400 without, 404 unknown), and, when
     /// `check_version`, its `MCP-Protocol-Version` supported.
@@ -512,15 +526,10 @@ impl Endpoint {
         c: &Classified,
         random: u128,
     ) -> Response<Body> {
-        let sid = SessionId::from_u128(random);
-        if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                TRANSPORT_ERROR,
-                "Service Unavailable: cannot open another session",
-                None,
-            );
-        }
+        let sid = match self.fresh_session_id(random) {
+            Ok(sid) => sid,
+            Err(refused) => return refused,
+        };
         let mut session = Session::server(self.config.session.clone());
         session.handle_message(now, body);
         if session.state() != State::Initializing {

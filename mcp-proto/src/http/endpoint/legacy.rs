@@ -75,15 +75,10 @@ impl Endpoint {
                 None,
             );
         }
-        let sid = SessionId::from_u128(random);
-        if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                TRANSPORT_ERROR,
-                "Service Unavailable: cannot open another session",
-                None,
-            );
-        }
+        let sid = match self.fresh_session_id(random) {
+            Ok(sid) => sid,
+            Err(refused) => return refused,
+        };
         let Some(messages) = self.config.legacy_sse.as_ref().map(|l| &l.messages_path) else {
             return plain(StatusCode::NOT_FOUND, Body::Empty);
         };
