@@ -351,10 +351,10 @@ impl Endpoint {
 
     /// The id of a session about to open (from `random`), or the 503 when the table is full
     /// or the id is taken (Streamable HTTP and legacy SSE alike).
-    fn fresh_session_id(&self, random: u128) -> Result<SessionId, Response<Body>> {
+    fn fresh_session_id(&self, random: u128) -> Result<SessionId, Refusal> {
         let sid = SessionId::from_u128(random);
         if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
-            return Err(rpc_error(
+            return Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
                 "Service Unavailable: cannot open another session",
@@ -528,7 +528,7 @@ impl Endpoint {
     ) -> Response<Body> {
         let sid = match self.fresh_session_id(random) {
             Ok(sid) => sid,
-            Err(refused) => return refused,
+            Err(refused) => return refused.reply(),
         };
         let mut session = Session::server(self.config.session.clone());
         session.handle_message(now, body);

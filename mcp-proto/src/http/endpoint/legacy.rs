@@ -77,7 +77,7 @@ impl Endpoint {
         }
         let sid = match self.fresh_session_id(random) {
             Ok(sid) => sid,
-            Err(refused) => return refused,
+            Err(refused) => return refused.reply(),
         };
         let Some(messages) = self.config.legacy_sse.as_ref().map(|l| &l.messages_path) else {
             return plain(StatusCode::NOT_FOUND, Body::Empty);
