@@ -45,6 +45,7 @@ use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, Utf8Bytes};
 
 use crate::connection::ByteStream;
+use crate::memory::ReadChunk;
 use crate::runtime::{BoxFuture, Runtime};
 
 pub use tungstenite;
@@ -428,8 +429,7 @@ where
     }));
     let reader = WsReader {
         shared: shared.clone(),
-        pending: Vec::new(),
-        pos: 0,
+        pending: ReadChunk::default(),
         done: false,
     };
     let writer = WsWriter {
@@ -474,9 +474,8 @@ fn lock<S>(shared: &Mutex<Shared<S>>) -> MutexGuard<'_, Shared<S>> {
 
 struct WsReader<S> {
     shared: Arc<Mutex<Shared<S>>>,
-    /// The current frame as one NDJSON line, and how much of it was read.
-    pending: Vec<u8>,
-    pos: usize,
+    /// The current frame as one NDJSON line, handed out in parts.
+    pending: ReadChunk,
     done: bool,
 }
 
@@ -491,10 +490,7 @@ where
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         loop {
-            if this.pos < this.pending.len() {
-                let n = buf.len().min(this.pending.len() - this.pos);
-                buf[..n].copy_from_slice(&this.pending[this.pos..this.pos + n]);
-                this.pos += n;
+            if let Some(n) = this.pending.read_into(buf) {
                 return Poll::Ready(Ok(n));
             }
             if this.done {
@@ -503,14 +499,13 @@ where
             let mut g = lock(&this.shared);
             match ready!(Pin::new(&mut g.ws).poll_next(cx)) {
                 Some(Ok(Message::Text(text))) => {
-                    this.pending.clear();
-                    this.pos = 0;
-                    this.pending.extend(
+                    let line = this.pending.refill();
+                    line.extend(
                         text.as_bytes()
                             .iter()
                             .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
                     );
-                    this.pending.push(b'\n');
+                    line.push(b'\n');
                 }
                 Some(Ok(Message::Binary(_))) => {
                     this.done = true;

@@ -13,14 +13,15 @@ use futures_channel::oneshot;
 use futures_core::Stream;
 use futures_io::{AsyncRead, AsyncWrite};
 
+use crate::memory::ReadChunk;
+
 /// One item for the read half: a line, or the error that ends the stream.
 pub(super) type Inbound = Result<Vec<u8>, io::Error>;
 
 /// The engine's read half: lines the transport received.
 pub(super) struct InboundReader {
     pub(super) rx: UnboundedReceiver<Inbound>,
-    pub(super) current: Vec<u8>,
-    pub(super) pos: usize,
+    pub(super) current: ReadChunk,
 }
 
 impl AsyncRead for InboundReader {
@@ -31,17 +32,11 @@ impl AsyncRead for InboundReader {
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         loop {
-            if this.pos < this.current.len() {
-                let n = buf.len().min(this.current.len() - this.pos);
-                buf[..n].copy_from_slice(&this.current[this.pos..this.pos + n]);
-                this.pos += n;
+            if let Some(n) = this.current.read_into(buf) {
                 return Poll::Ready(Ok(n));
             }
             match Pin::new(&mut this.rx).poll_next(cx) {
-                Poll::Ready(Some(Ok(line))) => {
-                    this.current = line;
-                    this.pos = 0;
-                }
+                Poll::Ready(Some(Ok(line))) => this.current.set(line),
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
                 Poll::Ready(None) => return Poll::Ready(Ok(0)),
                 Poll::Pending => return Poll::Pending,

@@ -36,6 +36,7 @@ use super::target::{HostPort, Target, legacy_endpoint};
 use super::{Connector, HttpClientOptions, HttpTransport, TransportFinished, status_kind};
 use crate::cancel::CancellationToken;
 use crate::connection::ByteStream;
+use crate::memory::ReadChunk;
 use crate::oauth::{Challenge, Step};
 use crate::runtime::Runtime;
 
@@ -187,8 +188,7 @@ pub(super) fn open<R: Runtime, C: Connector>(
     let stream = ByteStream::new(
         InboundReader {
             rx: in_rx,
-            current: Vec::new(),
-            pos: 0,
+            current: ReadChunk::default(),
         },
         OutboundWriter {
             buf: Vec::new(),
