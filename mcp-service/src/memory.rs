@@ -54,6 +54,7 @@ impl ReadChunk {
     }
 
     /// Empties the chunk for refilling in place (keeping its allocation).
+    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
     pub(crate) fn refill(&mut self) -> &mut Vec<u8> {
         self.bytes.clear();
         self.pos = 0;
