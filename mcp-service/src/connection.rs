@@ -19,7 +19,7 @@ use futures_channel::oneshot;
 use futures_core::Stream;
 use futures_io::{AsyncRead, AsyncWrite};
 use futures_util::stream::FuturesUnordered;
-use mcp_proto::session::{Event, Session};
+use mcp_proto::session::{Event, InboundRequest, Session};
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 use serde_json::value::RawValue;
 
@@ -256,6 +256,62 @@ impl InboundState {
             outcome,
             now - self.started,
         );
+    }
+}
+
+/// Starts handling a request from the peer (shared with the HTTP engine): reports it, calls
+/// `service` inside the request's span (first given to `decorate`), records it in `inbound`,
+/// and returns the handler future for the engine to run, tagged with `tag`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_inbound<T>(
+    req: InboundRequest,
+    service: &dyn Service,
+    peer: &Peer,
+    telemetry: &Telemetry,
+    inbound: &mut HashMap<RequestId, InboundState>,
+    now: Instant,
+    tag: T,
+    decorate: impl FnOnce(&tracing::Span),
+) -> Guarded<T> {
+    let cancel = CancellationToken::new();
+    let span = request_span(&req.method, Direction::Inbound, &req.id);
+    decorate(&span);
+    telemetry.emit(|| TelemetryEvent::RequestReceived {
+        connection: peer.connection_id(),
+        id: req.id.clone(),
+        method: req.method.to_string(),
+    });
+    let cx = RequestContext {
+        id: req.id.clone(),
+        progress_token: req.progress_token,
+        peer: peer.clone(),
+        cancel: cancel.clone(),
+    };
+    let fut = {
+        let _e = span.enter();
+        service.handle_request(
+            IncomingRequest {
+                method: req.method.clone(),
+                params: req.params,
+            },
+            cx,
+        )
+    };
+    inbound.insert(
+        req.id.clone(),
+        InboundState {
+            cancel: cancel.clone(),
+            method: req.method,
+            started: now,
+            span: span.clone(),
+        },
+    );
+    Guarded {
+        tag,
+        id: Some(req.id),
+        cancel,
+        inner: fut,
+        span,
     }
 }
 
@@ -506,45 +562,17 @@ impl<R: Runtime> Connection<R> {
                 self.service.on_ready(&self.peer);
             }
             Event::Request(req) => {
-                let cancel = CancellationToken::new();
-                let span = request_span(&req.method, Direction::Inbound, &req.id);
-                self.telemetry.emit(|| TelemetryEvent::RequestReceived {
-                    connection: self.peer.connection_id(),
-                    id: req.id.clone(),
-                    method: req.method.to_string(),
-                });
-                let cx = RequestContext {
-                    id: req.id.clone(),
-                    progress_token: req.progress_token,
-                    peer: self.peer.clone(),
-                    cancel: cancel.clone(),
-                };
-                let fut = {
-                    let _e = span.enter();
-                    self.service.handle_request(
-                        IncomingRequest {
-                            method: req.method.clone(),
-                            params: req.params,
-                        },
-                        cx,
-                    )
-                };
-                self.inbound.insert(
-                    req.id.clone(),
-                    InboundState {
-                        cancel: cancel.clone(),
-                        method: req.method,
-                        started: now,
-                        span: span.clone(),
-                    },
+                let handler = start_inbound(
+                    req,
+                    self.service.as_ref(),
+                    &self.peer,
+                    &self.telemetry,
+                    &mut self.inbound,
+                    now,
+                    (),
+                    |_| {},
                 );
-                self.handlers.push(Guarded {
-                    tag: (),
-                    id: Some(req.id),
-                    cancel,
-                    inner: fut,
-                    span,
-                });
+                self.handlers.push(handler);
             }
             Event::Notification { method, params } => {
                 self.telemetry

@@ -26,11 +26,10 @@ use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, S
 use mcp_proto::session::Event;
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 
-use crate::cancel::CancellationToken;
-use crate::connection::{Guarded, HandlerOutput, InboundState, Outbound, request_span};
+use crate::connection::{Guarded, HandlerOutput, InboundState, Outbound, start_inbound};
 use crate::peer::{Command, Peer, PeerInfo};
 use crate::runtime::{DeadlineTimer, Runtime};
-use crate::service::{IncomingRequest, RequestContext, Service};
+use crate::service::Service;
 use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 
 /// Iterations of the loop before yielding to the executor.
@@ -464,46 +463,19 @@ impl<R: Runtime> HttpEngine<R> {
                 ctx.service.on_ready(&ctx.peer);
             }
             Event::Request(req) => {
-                let cancel = CancellationToken::new();
-                let span = request_span(&req.method, Direction::Inbound, &req.id);
-                span.record("session", tracing::field::display(sid));
-                telemetry.emit(|| TelemetryEvent::RequestReceived {
-                    connection,
-                    id: req.id.clone(),
-                    method: req.method.to_string(),
-                });
-                let cx = RequestContext {
-                    id: req.id.clone(),
-                    progress_token: req.progress_token,
-                    peer: ctx.peer.clone(),
-                    cancel: cancel.clone(),
-                };
-                let fut = {
-                    let _e = span.enter();
-                    ctx.service.handle_request(
-                        IncomingRequest {
-                            method: req.method.clone(),
-                            params: req.params,
-                        },
-                        cx,
-                    )
-                };
-                ctx.inbound.insert(
-                    req.id.clone(),
-                    InboundState {
-                        cancel: cancel.clone(),
-                        method: req.method.clone(),
-                        started: now,
-                        span: span.clone(),
+                let handler = start_inbound(
+                    req,
+                    ctx.service.as_ref(),
+                    &ctx.peer,
+                    &telemetry,
+                    &mut ctx.inbound,
+                    now,
+                    sid,
+                    |span| {
+                        span.record("session", tracing::field::display(sid));
                     },
                 );
-                self.handlers.push(Guarded {
-                    tag: sid,
-                    id: Some(req.id),
-                    cancel,
-                    inner: fut,
-                    span,
-                });
+                self.handlers.push(handler);
             }
             Event::Notification { method, params } => {
                 telemetry.notification(connection, Direction::Inbound, &method);
