@@ -6,28 +6,23 @@
 //! writes what the session transmits — batching writes and flushing once per wake-up. The
 //! session is owned here alone: no lock on the hot path.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use futures_channel::mpsc::{self, UnboundedReceiver};
 use futures_channel::oneshot;
 use futures_core::Stream;
 use futures_io::{AsyncRead, AsyncWrite};
-use futures_util::stream::FuturesUnordered;
-use mcp_proto::session::{Event, InboundRequest, Session};
-use mcp_proto::{Error, ErrorKind, Instant, RequestId};
-use serde_json::value::RawValue;
+use mcp_proto::session::Session;
+use mcp_proto::{Error, ErrorKind, Instant};
 
-use crate::cancel::CancellationToken;
-use crate::peer::{Command, Peer, PeerInfo, Progress, ProgressFn};
-use crate::runtime::{BoxFuture, DeadlineTimer, Runtime};
-use crate::service::{IncomingRequest, RequestContext, Service};
-use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
+use crate::engine::{Dispatcher, HandlerOutput, Handlers};
+use crate::peer::{Command, Peer, PeerInfo};
+use crate::runtime::{DeadlineTimer, Runtime};
+use crate::service::Service;
+use crate::telemetry::Telemetry;
 
 /// A bidirectional byte stream (stdio, a child's pipes, TCP, a Unix socket, an in-memory pipe).
 pub struct ByteStream {
@@ -62,323 +57,6 @@ const WRITE_HIGH_WATER: usize = 16 * 1024 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
-/// What a finished (or cancelled: `None`) handler yields, with the tag it was pushed with.
-pub(crate) type HandlerOutput<T> = (T, RequestId, Option<Result<Box<RawValue>, Error>>);
-
-/// A map keyed by ids this side assigned (outbound request ids, caller keys): a multiply-rotate
-/// hash instead of SipHash. The peer cannot choose what goes in, so there is no flooding to
-/// defend against, and a lookup with a peer-chosen id only misses.
-pub(crate) type OwnIdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<OwnIdHasher>>;
-
-/// The hasher of [`OwnIdMap`] (the FxHash step: rotate, xor, multiply).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct OwnIdHasher(u64);
-
-impl OwnIdHasher {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(26) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl std::hash::Hasher for OwnIdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word.get_mut(..chunk.len())
-                .unwrap_or_default()
-                .copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-    fn write_i64(&mut self, n: i64) {
-        self.add(n as u64);
-    }
-    fn write_isize(&mut self, n: isize) {
-        self.add(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Requests sent to the peer and waiting for their outcome, by wire id and by caller key
-/// (shared with the HTTP engine).
-#[derive(Default)]
-pub(crate) struct Outbound {
-    waiters: OwnIdMap<RequestId, Waiter>,
-    keys: OwnIdMap<u64, RequestId>,
-}
-
-impl Outbound {
-    /// Tracks a request the session accepted (`sent` is its id) for caller `key`, and returns
-    /// its span; a refusal goes straight back to the caller.
-    pub(crate) fn sent(
-        &mut self,
-        sent: Result<RequestId, Error>,
-        key: u64,
-        method: Cow<'static, str>,
-        reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
-        progress: Option<ProgressFn>,
-        now: Instant,
-    ) -> Option<&tracing::Span> {
-        let id = match sent {
-            Ok(id) => id,
-            Err(e) => {
-                let _ = reply.send(Err(e));
-                return None;
-            }
-        };
-        let span = request_span(&method, Direction::Outbound, &id);
-        self.keys.insert(key, id.clone());
-        let waiter = Waiter {
-            key,
-            method,
-            started: now,
-            span,
-            reply,
-            progress,
-        };
-        Some(&self.waiters.entry(id).insert_entry(waiter).into_mut().span)
-    }
-
-    /// Caller `key` gave up: its request's id, and its waiter if still waiting.
-    pub(crate) fn cancel(&mut self, key: u64) -> Option<(RequestId, Option<Waiter>)> {
-        let id = self.keys.remove(&key)?;
-        let waiter = self.waiters.remove(&id);
-        Some((id, waiter))
-    }
-
-    /// The outcome of `id` arrived: its waiter.
-    pub(crate) fn finish(&mut self, id: &RequestId) -> Option<Waiter> {
-        let waiter = self.waiters.remove(id)?;
-        self.keys.remove(&waiter.key);
-        Some(waiter)
-    }
-
-    /// Progress on `id`, to its callback.
-    pub(crate) fn progress(
-        &mut self,
-        id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-        meta: Option<Box<RawValue>>,
-    ) {
-        if let Some(f) = self.waiters.get_mut(id).and_then(|w| w.progress.as_mut()) {
-            f(Progress {
-                progress,
-                total,
-                message,
-                meta,
-            });
-        }
-    }
-
-    /// Every request still waiting (the session ended).
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (RequestId, Waiter)> + '_ {
-        self.keys.clear();
-        self.waiters.drain()
-    }
-}
-
-/// A request sent to the peer, waiting for its outcome (shared with the HTTP engine).
-pub(crate) struct Waiter {
-    pub(crate) key: u64,
-    pub(crate) method: Cow<'static, str>,
-    pub(crate) started: Instant,
-    pub(crate) span: tracing::Span,
-    pub(crate) reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
-    pub(crate) progress: Option<ProgressFn>,
-}
-
-impl Waiter {
-    /// Records the outcome on the request's span and reports it to `telemetry`.
-    pub(crate) fn complete(
-        &self,
-        telemetry: &Telemetry,
-        connection: u64,
-        id: &RequestId,
-        outcome: Outcome,
-        now: Instant,
-    ) {
-        complete(
-            telemetry,
-            connection,
-            Direction::Outbound,
-            id,
-            &self.method,
-            &self.span,
-            outcome,
-            now - self.started,
-        );
-    }
-}
-
-/// A request from the peer being handled (shared with the HTTP engine).
-pub(crate) struct InboundState {
-    pub(crate) cancel: CancellationToken,
-    pub(crate) method: Cow<'static, str>,
-    pub(crate) started: Instant,
-    pub(crate) span: tracing::Span,
-}
-
-impl InboundState {
-    /// Records the outcome on the request's span and reports it to `telemetry`.
-    pub(crate) fn complete(
-        &self,
-        telemetry: &Telemetry,
-        connection: u64,
-        id: &RequestId,
-        outcome: Outcome,
-        now: Instant,
-    ) {
-        complete(
-            telemetry,
-            connection,
-            Direction::Inbound,
-            id,
-            &self.method,
-            &self.span,
-            outcome,
-            now - self.started,
-        );
-    }
-}
-
-/// Starts handling a request from the peer (shared with the HTTP engine): reports it, calls
-/// `service` inside the request's span (first given to `decorate`), records it in `inbound`,
-/// and returns the handler future for the engine to run, tagged with `tag`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start_inbound<T>(
-    req: InboundRequest,
-    service: &dyn Service,
-    peer: &Peer,
-    telemetry: &Telemetry,
-    inbound: &mut HashMap<RequestId, InboundState>,
-    now: Instant,
-    tag: T,
-    decorate: impl FnOnce(&tracing::Span),
-) -> Guarded<T> {
-    let cancel = CancellationToken::new();
-    let span = request_span(&req.method, Direction::Inbound, &req.id);
-    decorate(&span);
-    telemetry.emit(|| TelemetryEvent::RequestReceived {
-        connection: peer.connection_id(),
-        id: req.id.clone(),
-        method: req.method.to_string(),
-    });
-    let cx = RequestContext {
-        id: req.id.clone(),
-        progress_token: req.progress_token,
-        peer: peer.clone(),
-        cancel: cancel.clone(),
-    };
-    let fut = {
-        let _e = span.enter();
-        service.handle_request(
-            IncomingRequest {
-                method: req.method.clone(),
-                params: req.params,
-            },
-            cx,
-        )
-    };
-    inbound.insert(
-        req.id.clone(),
-        InboundState {
-            cancel: cancel.clone(),
-            method: req.method,
-            started: now,
-            span: span.clone(),
-        },
-    );
-    Guarded {
-        tag,
-        id: Some(req.id),
-        cancel,
-        inner: fut,
-        span,
-    }
-}
-
-/// The `mcp.request` span of a request; `outcome` and `duration_ms` are recorded when it
-/// completes, `session` by the HTTP engine.
-pub(crate) fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::Span {
-    tracing::debug_span!(
-        target: "mcp",
-        "mcp.request",
-        method = %method,
-        direction = direction.as_str(),
-        id = %id,
-        session = tracing::field::Empty,
-        outcome = tracing::field::Empty,
-        duration_ms = tracing::field::Empty,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn complete(
-    telemetry: &Telemetry,
-    connection: u64,
-    direction: Direction,
-    id: &RequestId,
-    method: &str,
-    span: &tracing::Span,
-    outcome: Outcome,
-    duration: mcp_proto::Duration,
-) {
-    span.record("outcome", outcome.as_str());
-    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
-    telemetry.request_completed(connection, direction, id, method, outcome, duration);
-}
-
-/// A handler future wrapped so that cancellation drops it at once; `tag` says where it
-/// belongs (nothing for a connection, the session for the HTTP engine).
-pub(crate) struct Guarded<T> {
-    pub(crate) tag: T,
-    pub(crate) id: Option<RequestId>,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) inner: BoxFuture<Result<Box<RawValue>, Error>>,
-    pub(crate) span: tracing::Span,
-}
-
-impl<T: Copy + Unpin> Future for Guarded<T> {
-    type Output = HandlerOutput<T>;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput<T>> {
-        let this = &mut *self;
-        if this.cancel.is_cancelled() {
-            let id = this.id.take().unwrap_or(RequestId::Number(-1));
-            return Poll::Ready((this.tag, id, None));
-        }
-        let _enter = this.span.enter();
-        match this.inner.as_mut().poll(cx) {
-            Poll::Ready(r) => Poll::Ready((
-                this.tag,
-                this.id.take().unwrap_or(RequestId::Number(-1)),
-                Some(r),
-            )),
-            Poll::Pending => {
-                this.cancel.register(cx.waker());
-                Poll::Pending
-            }
-        }
-    }
-}
-
 /// The future that runs one connection until it closes. Await it or spawn it.
 #[must_use = "a connection does nothing unless awaited or spawned"]
 pub struct Connection<R: Runtime> {
@@ -397,16 +75,10 @@ pub struct Connection<R: Runtime> {
     write_failed: bool,
     commands: UnboundedReceiver<Command>,
     commands_open: bool,
-    handlers: FuturesUnordered<Guarded<()>>,
+    dispatcher: Dispatcher,
+    handlers: Handlers<R, ()>,
     completed: Vec<HandlerOutput<()>>,
-    inbound: HashMap<RequestId, InboundState>,
-    outbound: Outbound,
     timer: DeadlineTimer,
-    service: Arc<dyn Service>,
-    peer: Peer,
-    ready: Option<oneshot::Sender<Result<PeerInfo, Error>>>,
-    telemetry: Telemetry,
-    closed_error: Option<Error>,
     finished: bool,
 }
 
@@ -434,21 +106,18 @@ pub fn connection<R: Runtime>(
     let (tx, rx) = mpsc::unbounded();
     let peer = Peer::new(tx);
     let (ready_tx, ready_rx) = oneshot::channel();
-    let mut ready = Some(ready_tx);
+    let connection_id = peer.connection_id();
+    tracing::debug!(target: "mcp", connection = connection_id, client = session.is_client(), "connection opened");
+    let mut dispatcher = Dispatcher::new(peer.clone(), service, telemetry).with_ready(ready_tx);
     let now = rt.now();
     if session.is_client()
         && session.state() == mcp_proto::session::State::AwaitingInit
         && let Err(e) = session.initialize(now)
-        && let Some(tx) = ready.take()
     {
-        let _ = tx.send(Err(e));
+        dispatcher.fail_ready(e);
     }
-    let connection_id = peer.connection_id();
-    tracing::debug!(target: "mcp", connection = connection_id, client = session.is_client(), "connection opened");
-    telemetry.emit(|| TelemetryEvent::ConnectionOpened {
-        connection: connection_id,
-    });
     let conn = Connection {
+        handlers: Handlers::new(&rt),
         rt,
         session,
         reader: Some(transport.reader),
@@ -462,205 +131,29 @@ pub fn connection<R: Runtime>(
         write_failed: false,
         commands: rx,
         commands_open: true,
-        handlers: FuturesUnordered::new(),
+        dispatcher,
         completed: Vec::new(),
-        inbound: HashMap::new(),
-        outbound: Outbound::default(),
         timer: DeadlineTimer::default(),
-        service,
-        peer: peer.clone(),
-        ready,
-        telemetry,
-        closed_error: None,
         finished: false,
     };
     (peer, conn, ready_rx)
 }
 
 impl<R: Runtime> Connection<R> {
-    fn apply(&mut self, cmd: Command, now: Instant) {
-        match cmd {
-            Command::Request {
-                key,
-                method,
-                params,
-                opts,
-                reply,
-                progress,
-            } => {
-                let sent = self.session.send_request(now, &method, params, opts);
-                self.outbound.sent(sent, key, method, reply, progress, now);
-            }
-            Command::Cancel { key, reason } => {
-                if let Some((id, waiter)) = self.outbound.cancel(key) {
-                    if let Some(w) = waiter {
-                        self.complete_outbound(&id, &w, Outcome::Cancelled, now);
-                    }
-                    let _ = self.session.cancel(now, &id, reason.as_deref());
+    /// Carries out every queued command.
+    fn drain_commands(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let mut any = false;
+        while self.commands_open {
+            match Pin::new(&mut self.commands).poll_next(cx) {
+                Poll::Ready(Some(cmd)) => {
+                    self.dispatcher.apply(&mut self.session, cmd, now);
+                    any = true;
                 }
+                Poll::Ready(None) => self.commands_open = false,
+                Poll::Pending => break,
             }
-            Command::Notify {
-                method,
-                params,
-                related,
-            } => match self.session.notify_related(&method, params, related) {
-                Ok(()) => self.telemetry.notification(
-                    self.peer.connection_id(),
-                    Direction::Outbound,
-                    &method,
-                ),
-                Err(e) => {
-                    tracing::debug!(target: "mcp", %method, error = %e, "notification not sent")
-                }
-            },
-            Command::Progress {
-                id,
-                progress,
-                total,
-                message,
-                meta,
-            } => {
-                if let Err(e) = self.session.report_progress_with_meta(
-                    &id,
-                    progress,
-                    total,
-                    message.as_deref(),
-                    meta,
-                ) {
-                    tracing::debug!(target: "mcp", %id, error = %e, "progress not sent");
-                }
-            }
-            Command::Close => self.session.close(now),
         }
-    }
-
-    fn complete_outbound(&self, id: &RequestId, w: &Waiter, outcome: Outcome, now: Instant) {
-        w.complete(&self.telemetry, self.peer.connection_id(), id, outcome, now);
-    }
-
-    fn on_event(&mut self, event: Event, now: Instant) {
-        match event {
-            Event::Ready {
-                version,
-                peer_info,
-                peer_capabilities,
-                instructions,
-            } => {
-                let info = PeerInfo {
-                    version,
-                    info: peer_info,
-                    capabilities: peer_capabilities,
-                    instructions,
-                };
-                if let Ok(mut g) = self.peer.shared.info.write() {
-                    *g = Some(info.clone());
-                }
-                tracing::debug!(target: "mcp", connection = self.peer.connection_id(), %version, "handshake complete");
-                if let Some(tx) = self.ready.take() {
-                    let _ = tx.send(Ok(info));
-                }
-                self.service.on_ready(&self.peer);
-            }
-            Event::Request(req) => {
-                let handler = start_inbound(
-                    req,
-                    self.service.as_ref(),
-                    &self.peer,
-                    &self.telemetry,
-                    &mut self.inbound,
-                    now,
-                    (),
-                    |_| {},
-                );
-                self.handlers.push(handler);
-            }
-            Event::Notification { method, params } => {
-                self.telemetry
-                    .notification(self.peer.connection_id(), Direction::Inbound, &method);
-                self.service
-                    .handle_notification(&method, params.as_deref(), &self.peer);
-            }
-            Event::Response { id, result } => {
-                if let Some(w) = self.outbound.finish(&id) {
-                    self.complete_outbound(&id, &w, Outcome::of(&result), now);
-                    let _ = w.reply.send(result);
-                }
-            }
-            Event::Progress {
-                id,
-                progress,
-                total,
-                message,
-                meta,
-            } => self.outbound.progress(&id, progress, total, message, meta),
-            Event::Cancelled { id, reason } => {
-                tracing::debug!(target: "mcp", %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
-                if let Some(st) = self.inbound.remove(&id) {
-                    st.cancel.cancel();
-                    st.complete(
-                        &self.telemetry,
-                        self.peer.connection_id(),
-                        &id,
-                        Outcome::Cancelled,
-                        now,
-                    );
-                }
-            }
-            Event::UnknownResponse { id } => {
-                tracing::debug!(target: "mcp", %id, "response for an unknown request id");
-            }
-            Event::PeerError(e) => {
-                tracing::warn!(target: "mcp", error = %e, "the peer reported an error")
-            }
-            Event::InvalidMessage(e) => {
-                tracing::warn!(target: "mcp", error = %e, "invalid message from the peer")
-            }
-            Event::Closed(error) => {
-                tracing::debug!(target: "mcp", connection = self.peer.connection_id(), error = ?error, "connection closed");
-                self.peer.shared.closed.store(true, Ordering::Release);
-                if let Some(tx) = self.ready.take() {
-                    let e = error.clone().unwrap_or_else(|| {
-                        Error::new(
-                            ErrorKind::TransportClosed,
-                            "the connection closed during the handshake",
-                        )
-                    });
-                    let _ = tx.send(Err(e));
-                }
-                for (_, st) in self.inbound.drain() {
-                    st.cancel.cancel();
-                }
-                self.closed_error = error;
-            }
-            _ => {}
-        }
-    }
-
-    fn on_handler_done(
-        &mut self,
-        id: RequestId,
-        result: Option<Result<Box<RawValue>, Error>>,
-        now: Instant,
-    ) {
-        let Some(result) = result else { return };
-        let Some(st) = self.inbound.remove(&id) else {
-            return;
-        };
-        let outcome = Outcome::of(&result);
-        let sent = match result {
-            Ok(raw) => self.session.respond(&id, raw),
-            Err(e) => self.session.respond_error(&id, e),
-        };
-        if let Err(e) = sent {
-            tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
-        }
-        st.complete(
-            &self.telemetry,
-            self.peer.connection_id(),
-            &id,
-            outcome,
-            now,
-        );
+        any
     }
 
     /// Fills the output buffer from the session and writes as much as the transport takes.
@@ -789,7 +282,7 @@ impl<R: Runtime> Connection<R> {
         let mut any = false;
         while let Some(e) = self.session.poll_event() {
             any = true;
-            self.on_event(e, now);
+            self.dispatcher.on_event(e, now, &mut self.handlers, ());
         }
         any
     }
@@ -812,39 +305,25 @@ impl<R: Runtime> Future for Connection<R> {
                 now = this.rt.now();
             }
             let mut progressed = false;
-            // Commands from handles and handlers.
-            while this.commands_open {
-                match Pin::new(&mut this.commands).poll_next(cx) {
-                    Poll::Ready(Some(cmd)) => {
-                        this.apply(cmd, now);
-                        progressed = true;
-                    }
-                    Poll::Ready(None) => {
-                        this.commands_open = false;
-                    }
-                    Poll::Pending => break,
-                }
-            }
+            // Commands from handles, and answers of spawned handlers.
+            progressed |= this.drain_commands(cx, now);
             progressed |= this.poll_read(cx, now);
             progressed |= this.drain_events(now);
-            // Handlers run here, on the connection's task. What a handler sent before finishing
-            // (progress, log messages) must go out before its answer: drain commands first.
-            while let Poll::Ready(Some(done)) = Pin::new(&mut this.handlers).poll_next(cx) {
+            // Handlers polled on this task (a runtime that does not spawn them). What a
+            // handler sent before finishing (progress, log messages) goes out before its
+            // answer: drain commands first.
+            while let Poll::Ready(Some(done)) = this.handlers.poll_next(cx) {
                 this.completed.push(done);
             }
             if !this.completed.is_empty() {
                 progressed = true;
                 now = this.rt.now();
-                while this.commands_open {
-                    match Pin::new(&mut this.commands).poll_next(cx) {
-                        Poll::Ready(Some(cmd)) => this.apply(cmd, now),
-                        Poll::Ready(None) => this.commands_open = false,
-                        Poll::Pending => break,
-                    }
-                }
+                this.drain_commands(cx, now);
                 let mut completed = std::mem::take(&mut this.completed);
                 for ((), id, result) in completed.drain(..) {
-                    this.on_handler_done(id, result, now);
+                    if let Some(result) = result {
+                        this.dispatcher.answer(&mut this.session, id, result, now);
+                    }
                 }
                 this.completed = completed;
             }
@@ -864,30 +343,12 @@ impl<R: Runtime> Future for Connection<R> {
                     }
                 }
                 this.finished = true;
-                this.service.on_closed(&this.peer);
-                // Outstanding callers learn the outcome from the session's close; anything
-                // left (commands queued after close) fails now.
-                for (_, w) in this.outbound.drain() {
-                    let _ = w.reply.send(Err(Error::new(
-                        ErrorKind::TransportClosed,
-                        "the connection closed",
-                    )));
-                }
+                // Commands queued after the close fail now.
                 this.commands.close();
                 while let Ok(cmd) = this.commands.try_recv() {
-                    if let Command::Request { reply, .. } = cmd {
-                        let _ = reply.send(Err(Error::new(
-                            ErrorKind::TransportClosed,
-                            "the connection closed",
-                        )));
-                    }
+                    Dispatcher::refuse(cmd);
                 }
-                let connection = this.peer.connection_id();
-                let error = this.closed_error.take();
-                this.telemetry.emit(|| TelemetryEvent::ConnectionClosed {
-                    connection,
-                    error: error.clone(),
-                });
+                let error = this.dispatcher.finish(now);
                 return Poll::Ready(match error {
                     None => Ok(()),
                     Some(e) if e.kind() == ErrorKind::TransportClosed => Ok(()),

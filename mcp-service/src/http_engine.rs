@@ -15,22 +15,21 @@ use std::future::Future;
 use std::io::Read;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures_channel::oneshot;
 use futures_core::Stream;
-use futures_util::stream::{FuturesUnordered, SelectAll, StreamExt};
+use futures_util::stream::{SelectAll, StreamExt};
 use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, StreamId};
-use mcp_proto::session::Event;
+use mcp_proto::session::{Event, RequestOptions};
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 
-use crate::connection::{Guarded, HandlerOutput, InboundState, Outbound, start_inbound};
-use crate::peer::{Command, Peer, PeerInfo};
+use crate::engine::{Core, Dispatcher, HandlerOutput, Handlers, ProgressReport};
+use crate::peer::{Command, Peer};
 use crate::runtime::{DeadlineTimer, Runtime};
 use crate::service::Service;
-use crate::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
+use crate::telemetry::Telemetry;
 
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
@@ -142,11 +141,59 @@ impl HttpHandle {
 
 /// One MCP session's application side.
 struct SessionCtx {
-    peer: Peer,
-    service: Arc<dyn Service>,
+    dispatcher: Dispatcher,
     on_end: Option<Box<dyn FnOnce() + Send>>,
-    inbound: HashMap<RequestId, InboundState>,
-    outbound: Outbound,
+}
+
+/// One session of the endpoint, as the dispatcher drives it.
+struct EndpointSession<'a> {
+    endpoint: &'a mut Endpoint,
+    sid: SessionId,
+}
+
+impl Core for EndpointSession<'_> {
+    fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<serde_json::value::RawValue>>,
+        opts: RequestOptions,
+    ) -> Result<RequestId, Error> {
+        self.endpoint
+            .send_request(now, self.sid, method, params, opts)
+    }
+    fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) {
+        let _ = self.endpoint.cancel(now, self.sid, id, reason);
+    }
+    fn notify(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Box<serde_json::value::RawValue>>,
+        related: Option<RequestId>,
+    ) -> Result<(), Error> {
+        self.endpoint
+            .with_session(now, self.sid, |s| s.notify_related(method, params, related))?
+    }
+    fn progress(&mut self, now: Instant, r: ProgressReport) -> Result<(), Error> {
+        self.endpoint.with_session(now, self.sid, |s| {
+            s.report_progress_with_meta(&r.id, r.progress, r.total, r.message.as_deref(), r.meta)
+        })?
+    }
+    fn respond(
+        &mut self,
+        now: Instant,
+        id: &RequestId,
+        result: Result<Box<serde_json::value::RawValue>, Error>,
+    ) -> Result<(), Error> {
+        match result {
+            Ok(raw) => self.endpoint.respond(now, self.sid, id, raw),
+            Err(e) => self.endpoint.respond_error(now, self.sid, id, e),
+        }
+    }
+    fn close(&mut self, now: Instant) {
+        let _ = self.endpoint.close_session(now, self.sid);
+    }
 }
 
 struct StreamSlot {
@@ -169,7 +216,7 @@ pub struct HttpEngine<R: Runtime> {
     handle: Option<HttpHandle>,
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
-    handlers: FuturesUnordered<Guarded<SessionId>>,
+    handlers: Handlers<R, SessionId>,
     streams: HashMap<StreamId, StreamSlot>,
     timer: DeadlineTimer,
     random: Option<std::fs::File>,
@@ -203,6 +250,7 @@ impl<R: Runtime> HttpEngine<R> {
             max_body_size: endpoint.max_body_size(),
         };
         HttpEngine {
+            handlers: Handlers::new(&rt),
             rt,
             endpoint,
             factory,
@@ -212,7 +260,6 @@ impl<R: Runtime> HttpEngine<R> {
             handle: Some(handle),
             sessions: HashMap::new(),
             commands: SelectAll::new(),
-            handlers: FuturesUnordered::new(),
             streams: HashMap::new(),
             timer: DeadlineTimer::default(),
             random: std::fs::File::open("/dev/urandom").ok(),
@@ -389,7 +436,7 @@ impl<R: Runtime> HttpEngine<R> {
         progressed
     }
 
-    fn session(&mut self, sid: SessionId) -> &mut SessionCtx {
+    fn session(&mut self, sid: SessionId) {
         let factory = &self.factory;
         let commands = &mut self.commands;
         let telemetry = &self.telemetry;
@@ -399,185 +446,43 @@ impl<R: Runtime> HttpEngine<R> {
             let (service, on_end) = factory(&peer);
             commands.push(Box::pin(rx.map(move |c| (sid, c))));
             tracing::debug!(target: "mcp", connection = peer.connection_id(), session = %sid, "HTTP session opened");
-            telemetry.emit(|| TelemetryEvent::ConnectionOpened {
-                connection: peer.connection_id(),
-            });
             SessionCtx {
-                peer,
-                service,
+                dispatcher: Dispatcher::new(peer, service, telemetry.clone())
+                    .with_label(sid.to_string()),
                 on_end: Some(on_end),
-                inbound: HashMap::new(),
-                outbound: Outbound::default(),
             }
-        })
+        });
     }
 
     fn on_event(&mut self, ev: SessionEvent, now: Instant) {
         let sid = ev.session;
-        if let Event::Closed(error) = ev.event {
-            let Some(mut ctx) = self.sessions.remove(&sid) else {
-                return;
-            };
-            tracing::debug!(target: "mcp", session = %sid, error = ?error, "HTTP session closed");
-            let connection = ctx.peer.connection_id();
-            ctx.peer.shared.closed.store(true, Ordering::Release);
-            for (_, st) in ctx.inbound.drain() {
-                st.cancel.cancel();
-            }
-            for (id, w) in ctx.outbound.drain() {
-                w.complete(&self.telemetry, connection, &id, Outcome::Closed, now);
-                let _ = w.reply.send(Err(Error::new(
-                    ErrorKind::TransportClosed,
-                    "the session ended",
-                )));
-            }
-            self.telemetry.emit(|| TelemetryEvent::ConnectionClosed {
-                connection,
-                error: error.clone(),
-            });
-            ctx.service.on_closed(&ctx.peer);
+        if matches!(ev.event, Event::Closed(_)) && !self.sessions.contains_key(&sid) {
+            return;
+        }
+        let closed = matches!(ev.event, Event::Closed(_));
+        self.session(sid);
+        if let Some(ctx) = self.sessions.get_mut(&sid) {
+            ctx.dispatcher
+                .on_event(ev.event, now, &mut self.handlers, sid);
+        }
+        if closed && let Some(mut ctx) = self.sessions.remove(&sid) {
+            ctx.dispatcher.finish(now);
             if let Some(f) = ctx.on_end.take() {
                 f();
             }
-            return;
-        }
-        let telemetry = self.telemetry.clone();
-        let ctx = self.session(sid);
-        let connection = ctx.peer.connection_id();
-        match ev.event {
-            Event::Ready {
-                version,
-                peer_info,
-                peer_capabilities,
-                instructions,
-            } => {
-                let info = PeerInfo {
-                    version,
-                    info: peer_info,
-                    capabilities: peer_capabilities,
-                    instructions,
-                };
-                if let Ok(mut g) = ctx.peer.shared.info.write() {
-                    *g = Some(info);
-                }
-                ctx.service.on_ready(&ctx.peer);
-            }
-            Event::Request(req) => {
-                let handler = start_inbound(
-                    req,
-                    ctx.service.as_ref(),
-                    &ctx.peer,
-                    &telemetry,
-                    &mut ctx.inbound,
-                    now,
-                    sid,
-                    |span| {
-                        span.record("session", tracing::field::display(sid));
-                    },
-                );
-                self.handlers.push(handler);
-            }
-            Event::Notification { method, params } => {
-                telemetry.notification(connection, Direction::Inbound, &method);
-                ctx.service
-                    .handle_notification(&method, params.as_deref(), &ctx.peer);
-            }
-            Event::Response { id, result } => {
-                if let Some(w) = ctx.outbound.finish(&id) {
-                    w.complete(&telemetry, connection, &id, Outcome::of(&result), now);
-                    let _ = w.reply.send(result);
-                }
-            }
-            Event::Progress {
-                id,
-                progress,
-                total,
-                message,
-                meta,
-            } => ctx.outbound.progress(&id, progress, total, message, meta),
-            Event::Cancelled { id, .. } => {
-                if let Some(st) = ctx.inbound.remove(&id) {
-                    st.cancel.cancel();
-                    st.complete(&telemetry, connection, &id, Outcome::Cancelled, now);
-                }
-            }
-            Event::InvalidMessage(e) => {
-                tracing::debug!(target: "mcp", session = %sid, error = %e, "invalid message from the client")
-            }
-            _ => {}
         }
     }
 
     fn apply(&mut self, sid: SessionId, cmd: Command, now: Instant) {
-        let ep = &mut self.endpoint;
-        let telemetry = &self.telemetry;
         let Some(ctx) = self.sessions.get_mut(&sid) else {
-            if let Command::Request { reply, .. } = cmd {
-                let _ = reply.send(Err(Error::new(
-                    ErrorKind::TransportClosed,
-                    "the session ended",
-                )));
-            }
+            Dispatcher::refuse(cmd);
             return;
         };
-        match cmd {
-            Command::Request {
-                key,
-                method,
-                params,
-                opts,
-                reply,
-                progress,
-            } => {
-                let sent = ep.send_request(now, sid, &method, params, opts);
-                if let Some(span) = ctx.outbound.sent(sent, key, method, reply, progress, now) {
-                    span.record("session", tracing::field::display(sid));
-                }
-            }
-            Command::Cancel { key, reason } => {
-                if let Some((id, waiter)) = ctx.outbound.cancel(key) {
-                    if let Some(w) = waiter {
-                        let connection = ctx.peer.connection_id();
-                        w.complete(telemetry, connection, &id, Outcome::Cancelled, now);
-                    }
-                    let _ = ep.cancel(now, sid, &id, reason.as_deref());
-                }
-            }
-            Command::Notify {
-                method,
-                params,
-                related,
-            } => {
-                let r = ep.with_session(now, sid, |s| s.notify_related(&method, params, related));
-                match r {
-                    Ok(Ok(())) => telemetry.notification(
-                        ctx.peer.connection_id(),
-                        Direction::Outbound,
-                        &method,
-                    ),
-                    Err(e) | Ok(Err(e)) => {
-                        tracing::debug!(target: "mcp", %method, error = %e, "notification not sent")
-                    }
-                }
-            }
-            Command::Progress {
-                id,
-                progress,
-                total,
-                message,
-                meta,
-            } => {
-                let r = ep.with_session(now, sid, |s| {
-                    s.report_progress_with_meta(&id, progress, total, message.as_deref(), meta)
-                });
-                if let Err(e) | Ok(Err(e)) = r {
-                    tracing::debug!(target: "mcp", %id, error = %e, "progress not sent");
-                }
-            }
-            Command::Close => {
-                let _ = ep.close_session(now, sid);
-            }
-        }
+        let mut core = EndpointSession {
+            endpoint: &mut self.endpoint,
+            sid,
+        };
+        ctx.dispatcher.apply(&mut core, cmd, now);
     }
 
     fn on_handler_done(&mut self, out: HandlerOutput<SessionId>, now: Instant) {
@@ -586,19 +491,11 @@ impl<R: Runtime> HttpEngine<R> {
         let Some(ctx) = self.sessions.get_mut(&sid) else {
             return;
         };
-        let Some(st) = ctx.inbound.remove(&id) else {
-            return;
+        let mut core = EndpointSession {
+            endpoint: &mut self.endpoint,
+            sid,
         };
-        let connection = ctx.peer.connection_id();
-        let outcome = Outcome::of(&result);
-        let sent = match result {
-            Ok(raw) => self.endpoint.respond(now, sid, &id, raw),
-            Err(e) => self.endpoint.respond_error(now, sid, &id, e),
-        };
-        if let Err(e) = sent {
-            tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
-        }
-        st.complete(&self.telemetry, connection, &id, outcome, now);
+        ctx.dispatcher.answer(&mut core, id, result, now);
     }
 
     /// Keeps one timer armed no later than the endpoint's next deadline (see
@@ -661,7 +558,7 @@ impl<R: Runtime> Future for HttpEngine<R> {
             progressed |= this.drain_commands(cx, now);
             progressed |= this.drain_events(now);
             let mut done = Vec::new();
-            while let Poll::Ready(Some(d)) = Pin::new(&mut this.handlers).poll_next(cx) {
+            while let Poll::Ready(Some(d)) = this.handlers.poll_next(cx) {
                 done.push(d);
             }
             if !done.is_empty() {

@@ -21,6 +21,7 @@ pub use peer::{Peer, PeerInfo, Progress};
 pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
+mod engine;
 pub mod http_client;
 pub mod http_engine;
 pub mod hyper_io;

@@ -19,6 +19,13 @@ pub trait Runtime: Clone + Send + Sync + Unpin + 'static {
     fn sleep_until(&self, deadline: Instant) -> BoxFuture<()>;
     /// Runs `fut` to completion in the background.
     fn spawn(&self, fut: BoxFuture<()>);
+    /// Whether request handlers run on tasks of their own ([`spawn`](Self::spawn)), so that
+    /// a handler slow to yield delays only itself. `false` polls them on their connection's
+    /// task instead: for a runtime whose `spawn` does not run tasks concurrently with the
+    /// caller, or a deterministic test runtime. The default is `true`.
+    fn spawns_handlers(&self) -> bool {
+        true
+    }
 }
 
 /// A monotonic clock whose epoch is its creation, for [`Runtime::now`] implementations.

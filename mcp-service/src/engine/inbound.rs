@@ -1,0 +1,167 @@
+//! Requests from the peer being handled: their state, their spans, and where their handler
+//! futures run.
+//!
+//! A handler runs on a task of its own where the runtime spawns ([`Runtime::spawn`]), so a
+//! handler that is slow to yield delays only itself: the engine keeps reading, writing,
+//! cancelling and serving every other request and session. Its answer comes back to the engine
+//! as a command on the session's queue, behind everything the handler sent before it
+//! (progress, log messages), so the order on the wire is the order the handler wrote. A runtime
+//! that cannot run tasks in the background ([`Runtime::spawns_handlers`] is false: a host with
+//! one thread and no executor, a deterministic test runtime) has its handlers polled on the
+//! engine's own task instead.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use futures_util::stream::FuturesUnordered;
+use mcp_proto::{Error, Instant, RequestId};
+use serde_json::value::RawValue;
+
+use crate::cancel::CancellationToken;
+use crate::peer::{Command, Peer};
+use crate::runtime::{BoxFuture, Runtime};
+use crate::telemetry::{Direction, Outcome, Telemetry};
+
+/// What a finished (or cancelled: `None`) handler yields, with the tag it was pushed with.
+pub(crate) type HandlerOutput<T> = (T, RequestId, Option<Result<Box<RawValue>, Error>>);
+
+/// A request from the peer being handled.
+pub(crate) struct InboundState {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) started: Instant,
+    pub(crate) span: tracing::Span,
+}
+
+impl InboundState {
+    /// Records the outcome on the request's span and reports it to `telemetry`.
+    pub(crate) fn complete(
+        &self,
+        telemetry: &Telemetry,
+        connection: u64,
+        id: &RequestId,
+        outcome: Outcome,
+        now: Instant,
+    ) {
+        complete(
+            telemetry,
+            connection,
+            Direction::Inbound,
+            id,
+            &self.method,
+            &self.span,
+            outcome,
+            now - self.started,
+        );
+    }
+}
+
+/// The `mcp.request` span of a request; `outcome` and `duration_ms` are recorded when it
+/// completes, `session` for an HTTP session.
+pub(crate) fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::Span {
+    tracing::debug_span!(
+        target: "mcp",
+        "mcp.request",
+        method = %method,
+        direction = direction.as_str(),
+        id = %id,
+        session = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+/// Records a request's outcome on its span and in telemetry.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn complete(
+    telemetry: &Telemetry,
+    connection: u64,
+    direction: Direction,
+    id: &RequestId,
+    method: &str,
+    span: &tracing::Span,
+    outcome: Outcome,
+    duration: mcp_proto::Duration,
+) {
+    span.record("outcome", outcome.as_str());
+    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
+    telemetry.request_completed(connection, direction, id, method, outcome, duration);
+}
+
+/// A handler future wrapped so that cancellation drops it at once; `tag` says where it
+/// belongs (nothing for a connection, the session for the HTTP engine).
+pub(crate) struct Guarded<T> {
+    pub(crate) tag: T,
+    pub(crate) id: Option<RequestId>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) inner: BoxFuture<Result<Box<RawValue>, Error>>,
+    pub(crate) span: tracing::Span,
+}
+
+impl<T: Copy + Unpin> Future for Guarded<T> {
+    type Output = HandlerOutput<T>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<HandlerOutput<T>> {
+        let this = &mut *self;
+        if this.cancel.is_cancelled() {
+            let id = this.id.take().unwrap_or(RequestId::Number(-1));
+            return Poll::Ready((this.tag, id, None));
+        }
+        let _enter = this.span.enter();
+        match this.inner.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready((
+                this.tag,
+                this.id.take().unwrap_or(RequestId::Number(-1)),
+                Some(r),
+            )),
+            Poll::Pending => {
+                this.cancel.register(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// Where an engine's handler futures run: each on a spawned task of the runtime, or (a
+/// runtime that does not spawn handlers) together on the engine's task.
+pub(crate) struct Handlers<R, T> {
+    rt: Option<R>,
+    local: FuturesUnordered<Guarded<T>>,
+}
+
+impl<R: Runtime, T: Copy + Unpin + Send + 'static> Handlers<R, T> {
+    /// Handlers of `rt`, spawned where it spawns handlers.
+    pub(crate) fn new(rt: &R) -> Self {
+        Handlers {
+            rt: rt.spawns_handlers().then(|| rt.clone()),
+            local: FuturesUnordered::new(),
+        }
+    }
+
+    /// Runs `handler`. A spawned one answers through `peer`'s queue ([`Command::Answer`]);
+    /// a local one is yielded by [`poll_next`](Self::poll_next).
+    pub(crate) fn run(&mut self, handler: Guarded<T>, peer: &Peer) {
+        match &self.rt {
+            Some(rt) => {
+                let tx = peer.tx.clone();
+                rt.spawn(Box::pin(async move {
+                    let (_, id, result) = handler.await;
+                    if let Some(result) = result {
+                        let _ = tx.unbounded_send(Command::Answer { id, result });
+                    }
+                }));
+            }
+            None => self.local.push(handler),
+        }
+    }
+
+    /// The next local handler that finished.
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<HandlerOutput<T>>> {
+        if self.local.is_empty() {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut self.local).poll_next(cx)
+    }
+}
