@@ -7,7 +7,10 @@ the median of the per-round ratios (the machine is noisy: ratios of neighbouring
 stable than absolute figures).
 
     cargo build --release -p mcp-examples --bin bench-client --bin bench-server
-    python3 examples/bench.py [--repeat 5] [--n 20000] [--target-dir target] [--sides]
+    python3 examples/bench.py [--repeat 5] [--n 20000] [--target-dir target] [--sides] [--pin]
+
+`--pin` runs every client on CPU 0 and every server on CPU 1 (`taskset`): unpinned, a wake-up
+that crosses CPUs costs both pairs alike and hides the framework's own cost.
 
 `--sides` also measures each side alone against the same reference pair: our client with the
 reference server, and the reference client with our server (columns "client" and "server").
@@ -21,8 +24,18 @@ import subprocess
 import sys
 
 
+PIN = {"client": [], "server": []}
+
+
 def run(client, args):
-    out = subprocess.run([client] + args, check=True, capture_output=True, text=True).stdout
+    if "--" not in args:
+        # The client's default server: named explicitly, so that it can be pinned too.
+        server = os.path.join(os.path.dirname(client), "bench-server")
+        mode = ["--reference"] if "--reference" in args else ["--runtime", args[args.index("--runtime") + 1]]
+        args = args + ["--", server] + mode
+    i = args.index("--")
+    args = args[: i + 1] + PIN["server"] + args[i + 1 :]
+    out = subprocess.run(PIN["client"] + [client] + args, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -35,7 +48,11 @@ def main():
     p.add_argument("--sizes", default="16,65536")
     p.add_argument("--conc", default="1,32")
     p.add_argument("--sides", action="store_true", help="also measure each side alone")
+    p.add_argument("--pin", action="store_true", help="clients on CPU 0, servers on CPU 1")
     a = p.parse_args()
+    if a.pin:
+        PIN["client"] = ["taskset", "-c", "0"]
+        PIN["server"] = ["taskset", "-c", "1"]
     server = os.path.join(a.target_dir, "release", "bench-server")
     client = os.path.join(a.target_dir, "release", "bench-client")
     if not os.path.exists(client):
