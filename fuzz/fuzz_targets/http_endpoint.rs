@@ -170,7 +170,7 @@ impl World {
             .rng
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let resp = self.ep.handle_request(self.now, &parts, &body, self.rng);
+        let resp = self.ep.handle_request(self.now, &parts, &body, Some(self.rng));
         let status = resp.status().as_u16();
         assert!(
             matches!(

@@ -60,7 +60,7 @@ impl H {
         self.rng += 1;
         let r = self
             .ep
-            .handle_request(self.now, &parts, body.as_bytes(), self.rng);
+            .handle_request(self.now, &parts, body.as_bytes(), Some(self.rng));
         self.collect_events();
         r
     }
@@ -1248,11 +1248,35 @@ fn other_paths_are_not_found_and_the_path_is_configurable() {
     let body = init_body(V);
     let now = Instant::from_micros(0);
     let mut ep = Endpoint::new(config().path("/rpc"));
-    let r = ep.handle_request(now, &req("/mcp"), body.as_bytes(), 1);
+    let r = ep.handle_request(now, &req("/mcp"), body.as_bytes(), Some(1));
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
-    let r = ep.handle_request(now, &req("/rpc"), body.as_bytes(), 1);
+    let r = ep.handle_request(now, &req("/rpc"), body.as_bytes(), Some(1));
     assert_eq!(r.status(), StatusCode::OK);
     let mut ep = Endpoint::new(config());
-    let r = ep.handle_request(now, &req("/other"), body.as_bytes(), 1);
+    let r = ep.handle_request(now, &req("/other"), body.as_bytes(), Some(1));
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn no_randomness_opens_no_session() {
+    let req = || {
+        http::Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0
+    };
+    let body = init_body(V);
+    let now = Instant::from_micros(0);
+    let mut ep = Endpoint::new(config());
+    let r = ep.handle_request(now, &req(), body.as_bytes(), None);
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    assert_eq!(ep.stats().sessions, 0);
+    let r = ep.handle_request(now, &req(), body.as_bytes(), Some(7));
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(ep.stats().sessions, 1);
 }

@@ -67,7 +67,7 @@ impl H {
         self.rng += 1;
         let r = self
             .ep
-            .handle_request(self.now, &parts, body.as_bytes(), self.rng);
+            .handle_request(self.now, &parts, body.as_bytes(), Some(self.rng));
         while let Some(e) = self.ep.poll_event() {
             self.events.push(e);
         }

@@ -377,6 +377,9 @@ impl Client {
             Arc::new(service),
             options.telemetry,
         );
+        // Closes the connection when the last client drops, and as well when this future is
+        // dropped before the handshake completed.
+        let guard = Arc::new(Guard { peer: peer.clone() });
         let (ended_tx, ended_rx) = oneshot::channel();
         rt.spawn(Box::pin(async move {
             if let Err(e) = conn.await {
@@ -392,7 +395,7 @@ impl Client {
         })??;
         Ok(Client {
             ended: futures_util::FutureExt::shared(ended_rx),
-            _guard: Arc::new(Guard { peer: peer.clone() }),
+            _guard: guard,
             peer,
             server,
             state,

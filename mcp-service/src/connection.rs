@@ -199,10 +199,14 @@ impl<R: Runtime> Connection<R> {
                     }
                 }
                 Poll::Ready(Err(e)) => {
-                    self.fail_transport(Error::new(
-                        ErrorKind::TransportError,
-                        format!("write failed: {e}"),
-                    ));
+                    // The peer closing its end is the transport closing, not a fault of it.
+                    let kind = match e.kind() {
+                        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
+                            ErrorKind::TransportClosed
+                        }
+                        _ => ErrorKind::TransportError,
+                    };
+                    self.fail_transport(Error::new(kind, format!("write failed: {e}")));
                     return true;
                 }
                 Poll::Pending => return progressed,

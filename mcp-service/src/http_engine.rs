@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::Read;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -139,10 +138,53 @@ impl HttpHandle {
     }
 }
 
+/// Session ids from the operating system's CSPRNG (`getrandom`), drawn 32 at a time. When it
+/// fails there is no id, and the endpoint opens no session (503): a guessable id is never made.
+struct SessionIds {
+    pool: [u8; 512],
+    /// How much of `pool` was handed out (all of it: draw again).
+    used: usize,
+}
+
+impl Default for SessionIds {
+    fn default() -> Self {
+        SessionIds {
+            pool: [0; 512],
+            used: 512,
+        }
+    }
+}
+
+impl SessionIds {
+    fn next(&mut self) -> Option<u128> {
+        if self.used >= self.pool.len() {
+            if let Err(e) = getrandom::fill(&mut self.pool) {
+                tracing::error!(target: "mcp", error = %e, "no randomness for session ids");
+                return None;
+            }
+            self.used = 0;
+        }
+        let slot = self.pool.get_mut(self.used..self.used + 16)?;
+        let bytes: [u8; 16] = (&*slot).try_into().ok()?;
+        slot.fill(0); // an id handed out is not kept
+        self.used += 16;
+        Some(u128::from_le_bytes(bytes))
+    }
+}
+
 /// One MCP session's application side.
 struct SessionCtx {
     dispatcher: Dispatcher,
     on_end: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Drop for SessionCtx {
+    /// The session's end hook runs when it ends, and as well when the engine is dropped.
+    fn drop(&mut self) {
+        if let Some(f) = self.on_end.take() {
+            f();
+        }
+    }
 }
 
 /// One session of the endpoint, as the dispatcher drives it.
@@ -219,7 +261,7 @@ pub struct HttpEngine<R: Runtime> {
     handlers: Handlers<R, SessionId>,
     streams: HashMap<StreamId, StreamSlot>,
     timer: DeadlineTimer,
-    random: Option<std::fs::File>,
+    random: SessionIds,
     buf: Vec<u8>,
     telemetry: Telemetry,
     /// Streamed replies held until the end of the current turn: a reply whose stream the
@@ -262,7 +304,7 @@ impl<R: Runtime> HttpEngine<R> {
             commands: SelectAll::new(),
             streams: HashMap::new(),
             timer: DeadlineTimer::default(),
-            random: std::fs::File::open("/dev/urandom").ok(),
+            random: SessionIds::default(),
             buf: Vec::new(),
             telemetry: Telemetry::default(),
             deferred: Vec::new(),
@@ -295,29 +337,10 @@ impl<R: Runtime> HttpEngine<R> {
         self.endpoint.stats()
     }
 
-    fn random(&mut self) -> u128 {
-        let mut b = [0u8; 16];
-        if let Some(f) = self.random.as_mut()
-            && f.read_exact(&mut b).is_ok()
-        {
-            return u128::from_le_bytes(b);
-        }
-        // Fallback: std's randomly keyed hasher.
-        use std::hash::{BuildHasher, Hasher};
-        let mut v = 0u128;
-        for i in 0..2u64 {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(i);
-            h.write_u64(self.rt.now().as_micros());
-            v = (v << 64) | u128::from(h.finish());
-        }
-        v
-    }
-
     fn on_msg(&mut self, msg: Msg, now: Instant) {
         match msg {
             Msg::Request { parts, body, reply } => {
-                let random = self.random();
+                let random = self.random.next();
                 let resp = self.endpoint.handle_request(now, &parts, &body, random);
                 let (head, body) = resp.into_parts();
                 let body = match body {
@@ -467,9 +490,6 @@ impl<R: Runtime> HttpEngine<R> {
         }
         if closed && let Some(mut ctx) = self.sessions.remove(&sid) {
             ctx.dispatcher.finish(now);
-            if let Some(f) = ctx.on_end.take() {
-                f();
-            }
         }
     }
 
@@ -581,5 +601,27 @@ impl<R: Runtime> Future for HttpEngine<R> {
         this.flush_deferred(this.rt.now());
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SessionIds;
+
+    #[test]
+    fn session_ids_are_fresh_across_refills() {
+        let mut ids = SessionIds::default();
+        let drawn: Vec<u128> = (0..100).map(|_| ids.next().unwrap()).collect();
+        let distinct: std::collections::HashSet<_> = drawn.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            100,
+            "100 ids over four draws, all different"
+        );
+        assert!(drawn.iter().all(|&id| id != 0));
+        assert!(
+            ids.pool[..ids.used].iter().all(|&b| b == 0),
+            "handed-out ids are wiped"
+        );
     }
 }

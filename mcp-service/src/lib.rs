@@ -28,6 +28,7 @@ pub mod hyper_io;
 pub mod hyper_server;
 pub mod memory;
 mod raw;
+pub mod sim;
 pub mod telemetry;
 #[cfg(feature = "ws")]
 pub mod ws;

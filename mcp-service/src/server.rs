@@ -360,6 +360,37 @@ struct Registry {
     prompts: BTreeMap<String, Arc<PromptEntry>>,
 }
 
+/// A connection's entry in [`Inner::connections`], removed when this is dropped: when the
+/// connection ends, and as well when its serve future is dropped before that.
+struct Registered {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Registered {
+    fn new(inner: &Arc<Inner>, id: u64, state: Arc<ConnState>) -> Self {
+        inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, state);
+        Registered {
+            inner: inner.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
+
 /// Per-connection state.
 struct ConnState {
     peer: Peer,
@@ -744,18 +775,8 @@ impl Server {
             ready: std::sync::atomic::AtomicBool::new(false),
         });
         let _ = state_slot.set(state.clone());
-        self.inner
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(peer.connection_id(), state);
-        let result = conn.await;
-        self.inner
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&peer.connection_id());
-        result
+        let _registered = Registered::new(&self.inner, peer.connection_id(), state);
+        conn.await
     }
 
     /// The engine that serves this server over Streamable HTTP: one task owning the
@@ -790,23 +811,8 @@ impl Server {
             ready: std::sync::atomic::AtomicBool::new(false),
         });
         let _ = state_slot.set(state.clone());
-        let id = peer.connection_id();
-        self.inner
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, state);
-        let inner = self.inner.clone();
-        (
-            Arc::new(service),
-            Box::new(move || {
-                inner
-                    .connections
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&id);
-            }),
-        )
+        let registered = Registered::new(&self.inner, peer.connection_id(), state);
+        (Arc::new(service), Box::new(move || drop(registered)))
     }
 
     /// How many connections are being served.

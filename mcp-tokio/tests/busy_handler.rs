@@ -74,7 +74,7 @@ fn server(busy: Arc<Busy>) -> Server {
                     let _flag = DropFlag(busy.clone());
                     loop {
                         busy.spins.fetch_add(1, Ordering::Relaxed);
-                        tokio::task::yield_now().await;
+                        YieldNow(false).await;
                     }
                     #[allow(unreachable_code)]
                     Ok(String::new())
@@ -95,6 +95,26 @@ fn server(busy: Arc<Busy>) -> Server {
             },
         )
         .build()
+}
+
+/// Yields once, waking itself at once. (tokio's `yield_now` defers its wake-up until the
+/// worker runs out of work, so a spinner that used it would stall behind the blocker on the
+/// same worker: a property of tokio's scheduler, not of the engine under test.)
+struct YieldNow(bool);
+
+impl std::future::Future for YieldNow {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 async fn wait_for(flag: impl Fn() -> bool) {

@@ -277,14 +277,16 @@ impl Endpoint {
     // ------------------------------------------------------------------ requests
 
     /// Handles one HTTP request to the MCP endpoint: `parts` and the complete `body`.
-    /// `random` must be a fresh, unpredictable 128-bit value; it becomes the session id when
-    /// the request opens a session (an `initialize` POST) and is ignored otherwise.
+    /// `random` must be a fresh, unpredictable 128-bit value (from the operating system's
+    /// CSPRNG); it becomes the session id when the request opens a session (an `initialize`
+    /// POST, a legacy SSE GET) and is ignored otherwise. `None` (no randomness could be had)
+    /// refuses to open a session with 503: a guessable session id is never made.
     pub fn handle_request(
         &mut self,
         now: Instant,
         parts: &Parts,
         body: &[u8],
-        random: u128,
+        random: Option<u128>,
     ) -> Response<Body> {
         if !host_allowed(&self.config.allowed_hosts, headers::host(parts)) {
             return rpc_error(
@@ -349,9 +351,18 @@ impl Endpoint {
         r
     }
 
-    /// The id of a session about to open (from `random`), or the 503 when the table is full
-    /// or the id is taken (Streamable HTTP and legacy SSE alike).
-    fn fresh_session_id(&self, random: u128) -> Result<SessionId, Refusal> {
+    /// The id of a session about to open (from `random`), or the 503 when the table is full,
+    /// the id is taken or the driver had no randomness to give (Streamable HTTP and legacy SSE
+    /// alike).
+    fn fresh_session_id(&self, random: Option<u128>) -> Result<SessionId, Refusal> {
+        let Some(random) = random else {
+            return Err(Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: no randomness for a session id",
+                None,
+            ));
+        };
         let sid = SessionId::from_u128(random);
         if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
             return Err(Refusal::new(
@@ -471,7 +482,13 @@ impl Endpoint {
         classify(body)
     }
 
-    fn post(&mut self, now: Instant, parts: &Parts, body: &[u8], random: u128) -> Response<Body> {
+    fn post(
+        &mut self,
+        now: Instant,
+        parts: &Parts,
+        body: &[u8],
+        random: Option<u128>,
+    ) -> Response<Body> {
         let json_only = self.config.response_mode == ResponseMode::JsonOnly;
         if !accepts(&parts.headers, "application", "json")
             || (!json_only && !accepts(&parts.headers, "text", "event-stream"))
@@ -524,7 +541,7 @@ impl Endpoint {
         now: Instant,
         body: &[u8],
         c: &Classified,
-        random: u128,
+        random: Option<u128>,
     ) -> Response<Body> {
         let sid = match self.fresh_session_id(random) {
             Ok(sid) => sid,

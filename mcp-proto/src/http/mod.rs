@@ -25,7 +25,7 @@
 //!     .into_parts();
 //! let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 //!     "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
-//! let reply = ep.handle_request(Instant::ZERO, &parts, body, 0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+//! let reply = ep.handle_request(Instant::ZERO, &parts, body, Some(0x1234_5678_9abc_def0_1234_5678_9abc_def0));
 //! assert_eq!(reply.status(), 200);
 //! assert_eq!(reply.headers()["mcp-session-id"], "123456789abcdef0123456789abcdef0");
 //! assert_eq!(reply.headers()["content-type"], "text/event-stream");

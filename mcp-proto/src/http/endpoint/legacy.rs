@@ -34,7 +34,7 @@ impl Endpoint {
         now: Instant,
         parts: &Parts,
         body: &[u8],
-        random: u128,
+        random: Option<u128>,
     ) -> Response<Body> {
         let path = parts.uri.path();
         let (sse, messages) = match &self.config.legacy_sse {
@@ -66,7 +66,7 @@ impl Endpoint {
 
     /// `GET <sse_path>`: a new session whose id is `random`, and its stream, which starts with
     /// the `endpoint` event.
-    fn legacy_open(&mut self, now: Instant, parts: &Parts, random: u128) -> Response<Body> {
+    fn legacy_open(&mut self, now: Instant, parts: &Parts, random: Option<u128>) -> Response<Body> {
         if !accepts(&parts.headers, "text", "event-stream") {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
