@@ -20,24 +20,61 @@
 //! new code may prefer smol.
 //!
 //! ```no_run
-//! # #[cfg(feature = "smol")]
+//! # #[cfg(all(feature = "smol", feature = "stdio"))]
 //! # fn main() -> Result<(), mcp_async_std::Error> {
 //! use mcp_async_std::{Server, SmolRuntime};
 //!
 //! let server = Server::builder("my-server", "1.0").build();
 //! smol::block_on(mcp_async_std::serve_stdio(SmolRuntime::new(), server))
 //! # }
-//! # #[cfg(not(feature = "smol"))]
+//! # #[cfg(not(all(feature = "smol", feature = "stdio")))]
 //! # fn main() {}
 //! ```
+//!
+//! # Features
+//!
+//! | feature       | default | what it adds |
+//! |---------------|---------|--------------|
+//! | `async-std`   | yes     | `AsyncStdRuntime` |
+//! | `smol`        | yes     | `SmolRuntime` |
+//! | `stdio`       | yes     | `serve_stdio`, `stdio_stream` |
+//! | `child`       | yes     | `spawn`, `spawn_with`, `ChildClient` (servers in child processes) |
+//! | `http-server` | no      | `serve_http` (Streamable HTTP on hyper) |
+//! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `AsyncIoConnector`; hyper's client, `url` |
+//! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
+//! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
+//! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
+//!
+//! [`serve_stream`], [`serve_tcp`], [`connect_stream`] and [`memory_pair`] are always there.
+//! The defaults make a stdio server or a child-process client without any HTTP, WebSocket or
+//! OAuth crate.
 #![deny(missing_docs)]
+// The overview above links to every transport; a build without some of them documents it
+// without those links (CI checks every link in the all-features workspace build).
+#![cfg_attr(
+    not(all(
+        feature = "async-std",
+        feature = "smol",
+        feature = "stdio",
+        feature = "child",
+        feature = "http-server",
+        feature = "http-client",
+        feature = "ws"
+    )),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 
+#[cfg(feature = "child")]
 mod child;
+#[cfg(feature = "http-server")]
 mod http;
+#[cfg(feature = "http-client")]
 mod http_client;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
+#[cfg(any(feature = "stdio", feature = "child"))]
 mod stdio;
+#[cfg(feature = "ws")]
 mod ws;
 
 use std::net::TcpListener;
@@ -45,12 +82,17 @@ use std::net::TcpListener;
 use async_io::Async;
 use futures_lite::io::{AsyncRead, AsyncWrite};
 
+#[cfg(feature = "child")]
 pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
+#[cfg(feature = "http-server")]
 pub use http::serve_http;
+#[cfg(feature = "http-client")]
 pub use http_client::{AsyncIoConnector, connect_http, connect_http_auto, connect_sse};
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+#[cfg(feature = "http-client")]
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
+#[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{
     BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
@@ -61,6 +103,7 @@ pub use mcp_service::{
 pub use runtime::AsyncStdRuntime;
 #[cfg(feature = "smol")]
 pub use runtime::SmolRuntime;
+#[cfg(feature = "ws")]
 pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 /// A [`ByteStream`] over a `futures-io` stream, split into its read and write halves.
@@ -77,11 +120,13 @@ where
 ///
 /// Pipes and sockets are driven by the `async-io` reactor directly (no thread hop); terminals
 /// and files go through `blocking`'s thread pool. Works under async-std and smol alike.
+#[cfg(feature = "stdio")]
 pub async fn serve_stdio<R: Runtime>(rt: R, server: Server) -> Result<(), Error> {
     server.serve(rt, stdio_stream()).await
 }
 
 /// The process's stdin and stdout as a [`ByteStream`] (see [`serve_stdio`]).
+#[cfg(feature = "stdio")]
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn AsyncRead + Send + Unpin> =

@@ -39,11 +39,13 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
 /// wake-up between each. Pipe buffers count against the user's pipe quota
 /// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default): 256 KiB per child stays well
 /// clear of it for hundreds of children, and growing simply stops working past it.
+#[cfg(feature = "child")]
 pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 128 * 1024;
 
 /// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
 /// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
 /// keeps its size). Elsewhere a no-op.
+#[cfg(feature = "child")]
 pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
     #[cfg(target_os = "linux")]
     {

@@ -13,6 +13,14 @@
 //! - [`method`] — the table of methods by version, direction and capability.
 //! - [`session`] — the client and server [`Session`](session::Session) state machines.
 //! - [`error`] — the one error type, with a stable [`ErrorKind`].
+//! - `http` — the Streamable HTTP endpoint policy, without IO (feature `http`).
+//!
+//! Features:
+//!
+//! | feature | default | what it adds |
+//! |---------|---------|--------------|
+//! | `std`   | yes     | `std` error and time conversions; without it the crate is `no_std` + `alloc` |
+//! | `http`  | yes     | the `http` module (Streamable HTTP endpoint policy); implies `std`, pulls the `http` crate |
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -29,7 +37,7 @@ extern crate alloc;
 
 pub mod codec;
 pub mod error;
-#[cfg(feature = "std")]
+#[cfg(feature = "http")]
 pub mod http;
 pub mod id;
 pub mod jsonrpc;

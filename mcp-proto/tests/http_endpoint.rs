@@ -1,6 +1,6 @@
 //! The Streamable HTTP endpoint driven with hand-built requests: every status rule, JSON and
 //! SSE replies, stream routing, resumption, expiry and stateless mode.
-#![cfg(feature = "std")]
+#![cfg(feature = "http")]
 
 use http::request::Parts;
 use http::{Response, StatusCode};

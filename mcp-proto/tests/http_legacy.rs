@@ -1,7 +1,7 @@
 //! The legacy HTTP+SSE transport (2024-11-05) of the endpoint, driven with hand-built requests:
 //! the `endpoint` event, POSTs answered on the stream, server→client requests, every error
 //! status, the session's end with its stream, expiry, and the transport switched off.
-#![cfg(feature = "std")]
+#![cfg(feature = "http")]
 
 use http::request::Parts;
 use http::{Response, StatusCode};

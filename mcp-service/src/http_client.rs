@@ -10,9 +10,9 @@
 //! the handshake fail [`Client`] creation; a lost session either re-initialises transparently
 //! or fails what is pending.
 //!
-//! With [`HttpClientOptions::oauth`] the transport authorizes itself (MCP Authorization, OAuth
-//! 2.1): every request carries the kept access token, and a 401 (or a 403 asking for more
-//! scope) runs the [`oauth`](crate::oauth) flow over the same connections before the request
+//! With `HttpClientOptions::oauth` (feature `oauth`) the transport authorizes itself (MCP
+//! Authorization, OAuth 2.1): every request carries the kept access token, and a 401 (or a 403
+//! asking for more scope) runs the `oauth` flow over the same connections before the request
 //! is sent again.
 //!
 //! HTTP/1.1 runs on hyper's client connection API over connections from a driver-supplied
@@ -23,6 +23,7 @@
 //! does) and never interprets MCP beyond what the transport needs: the kind and id of each
 //! message, the `initialize` request and the negotiated protocol version.
 
+#[cfg(feature = "oauth")]
 mod auth;
 mod message;
 mod pipe;
@@ -30,6 +31,7 @@ mod target;
 mod transport;
 
 use std::io;
+#[cfg(feature = "oauth")]
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -37,9 +39,11 @@ use mcp_proto::{Duration, Error, ErrorKind};
 
 use crate::client::{Client, ClientOptions};
 use crate::connection::ByteStream;
+#[cfg(feature = "oauth")]
 use crate::oauth::{Entropy, OAuthClient};
 use crate::runtime::{BoxFuture, Runtime};
 
+#[cfg(feature = "oauth")]
 pub use auth::AuthorizationHandler;
 
 /// Opens TCP connections for the HTTP client: supplied by each driver (tokio, async-std, smol).
@@ -83,7 +87,9 @@ pub struct HttpClientOptions {
     pub(crate) max_reconnect_delay: Duration,
     pub(crate) max_message_size: usize,
     pub(crate) max_idle_connections: usize,
+    #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<auth::OAuthOptions>,
+    #[cfg(feature = "oauth")]
     pub(crate) auth_handler: Option<auth::Handler>,
 }
 
@@ -101,7 +107,9 @@ impl Default for HttpClientOptions {
             max_reconnect_delay: Duration::from_secs(30),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_idle_connections: 16,
+            #[cfg(feature = "oauth")]
             oauth: None,
+            #[cfg(feature = "oauth")]
             auth_handler: None,
         }
     }
@@ -179,7 +187,7 @@ impl HttpClientOptions {
         self
     }
 
-    /// Authorizes with OAuth 2.1 (MCP Authorization): every MCP request carries the access
+    /// Authorizes with OAuth 2.1 (MCP Authorization, feature `oauth`): every MCP request carries the access
     /// token `client` keeps for the server (`Authorization: Bearer`, replacing a
     /// [`bearer`](Self::bearer) token); a 401, or a 403 with `insufficient_scope`, runs an
     /// authorization flow ([`OAuthClient::authorize`]) — discovery, registration, the
@@ -193,6 +201,7 @@ impl HttpClientOptions {
     /// through [`authorization_handler`](Self::authorization_handler); without one it is
     /// headless (see [`AuthorizationHandler`]). Only `http://` authorization servers are
     /// reachable (this client has no TLS).
+    #[cfg(feature = "oauth")]
     pub fn oauth(
         mut self,
         client: OAuthClient,
@@ -207,6 +216,7 @@ impl HttpClientOptions {
 
     /// How the user approves authorization requests (with [`oauth`](Self::oauth); default:
     /// headless approval).
+    #[cfg(feature = "oauth")]
     pub fn authorization_handler(mut self, handler: impl AuthorizationHandler) -> Self {
         self.auth_handler = Some(auth::Handler(Arc::new(handler)));
         self

@@ -7,6 +7,19 @@
 //!
 //! It contains no runtime types: drivers (`mcp-tokio`, `mcp-async-std`) implement
 //! [`Runtime`] and pass `futures-io` byte streams.
+//!
+//! # Features
+//!
+//! The default build is the byte-stream connection engine, [`Server`], [`Client`], [`Peer`],
+//! the in-memory pipe ([`memory`]) and [`telemetry`]: no HTTP, WebSocket or OAuth crate.
+//!
+//! | feature       | default | what it adds |
+//! |---------------|---------|--------------|
+//! | `http-server` | no      | `http_engine`, `hyper_server` (Streamable HTTP and legacy HTTP+SSE on hyper), `hyper_io`, `Server::http_service` |
+//! | `http-client` | no      | `http_client` (Streamable HTTP, legacy SSE and the probe on hyper's client), `hyper_io` |
+//! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
+//! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
+//! | `metrics`     | no      | telemetry through the `metrics` facade |
 #![deny(missing_docs)]
 
 pub mod cancel;
@@ -22,9 +35,13 @@ pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
 mod engine;
+#[cfg(feature = "http-client")]
 pub mod http_client;
+#[cfg(feature = "http-server")]
 pub mod http_engine;
+#[cfg(any(feature = "http-server", feature = "http-client", feature = "ws"))]
 pub mod hyper_io;
+#[cfg(feature = "http-server")]
 pub mod hyper_server;
 pub mod memory;
 mod raw;
@@ -37,9 +54,11 @@ pub use connection::{ByteStream, Connection, connection};
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;
 pub mod elicitation;
+#[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod server;
 
 pub use client::{Client, ClientOptions};
+#[cfg(feature = "http-client")]
 pub use http_client::{Connector, HttpClientOptions, HttpTransport, TransportFinished};
 pub use server::{Server, ServerBuilder};

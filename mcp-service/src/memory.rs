@@ -29,12 +29,14 @@ pub fn duplex(capacity: usize) -> (ByteStream, ByteStream) {
 }
 
 /// Bytes received as one piece (a line, a frame) and handed out to `poll_read` calls in parts.
+#[cfg(any(feature = "http-client", feature = "ws", test))]
 #[derive(Default)]
 pub(crate) struct ReadChunk {
     bytes: Vec<u8>,
     pos: usize,
 }
 
+#[cfg(any(feature = "http-client", feature = "ws", test))]
 impl ReadChunk {
     /// Copies what is left into `buf`; `None` once everything was handed out.
     pub(crate) fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
@@ -48,13 +50,14 @@ impl ReadChunk {
     }
 
     /// Replaces the contents with `bytes`.
+    #[cfg(any(feature = "http-client", test))]
     pub(crate) fn set(&mut self, bytes: Vec<u8>) {
         self.bytes = bytes;
         self.pos = 0;
     }
 
     /// Empties the chunk for refilling in place (keeping its allocation).
-    #[cfg_attr(not(feature = "ws"), allow(dead_code))]
+    #[cfg(any(feature = "ws", test))]
     pub(crate) fn refill(&mut self) -> &mut Vec<u8> {
         self.bytes.clear();
         self.pos = 0;

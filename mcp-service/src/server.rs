@@ -779,10 +779,12 @@ impl Server {
         conn.await
     }
 
-    /// The engine that serves this server over Streamable HTTP: one task owning the
+    /// The engine that serves this server over Streamable HTTP (feature `http-server`): one
+    /// task owning the
     /// [`Endpoint`](mcp_proto::http::Endpoint), with a fresh per-session service for each MCP
     /// session (counted in [`connection_count`](Self::connection_count) while alive). Take its
     /// [`handle`](crate::http_engine::HttpEngine::handle), then spawn it.
+    #[cfg(feature = "http-server")]
     pub fn http_service<R: Runtime>(
         &self,
         rt: R,
@@ -799,6 +801,7 @@ impl Server {
 
     /// A per-session service around `peer`, registered as a connection until the returned
     /// closure runs.
+    #[cfg(feature = "http-server")]
     pub(crate) fn session_service(
         &self,
         peer: &Peer,

@@ -16,29 +16,69 @@
 //!   [`serve_ws_with`] and [`connect_ws`].
 //!
 //! ```no_run
+//! # #[cfg(feature = "stdio")]
 //! # async fn run() -> Result<(), mcp_tokio::Error> {
 //! let server = mcp_tokio::Server::builder("my-server", "1.0").build();
 //! mcp_tokio::serve_stdio(server).await
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! | feature       | default | what it adds |
+//! |---------------|---------|--------------|
+//! | `stdio`       | yes     | `serve_stdio`, `stdio_stream` |
+//! | `child`       | yes     | `spawn`, `spawn_with`, `ChildClient` (servers in child processes) |
+//! | `http-server` | no      | `serve_http`, the `http` module with `McpService` (tower/axum); hyper |
+//! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TokioConnector`; hyper's client, `url` |
+//! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
+//! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
+//! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
+//!
+//! [`serve_stream`], [`serve_tcp`], [`connect_stream`] and [`memory_pair`] are always there.
+//! The defaults make a stdio server or a child-process client without any HTTP, WebSocket or
+//! OAuth crate.
 #![deny(missing_docs)]
+// The overview above links to every transport; a build without some of them documents it
+// without those links (CI checks every link in the all-features workspace build).
+#![cfg_attr(
+    not(all(
+        feature = "stdio",
+        feature = "child",
+        feature = "http-server",
+        feature = "http-client",
+        feature = "ws"
+    )),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 
+#[cfg(feature = "child")]
 mod child;
+#[cfg(feature = "http-server")]
 pub mod http;
+#[cfg(feature = "http-server")]
 pub use http::{McpService, serve_http};
+#[cfg(feature = "http-client")]
 mod http_client;
+#[cfg(feature = "http-client")]
 pub use http_client::{TokioConnector, connect_http, connect_http_auto, connect_sse};
+#[cfg(feature = "http-client")]
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 mod runtime;
+#[cfg(any(feature = "stdio", feature = "child"))]
 mod stdio;
+#[cfg(feature = "ws")]
 mod ws;
+#[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
+#[cfg(feature = "ws")]
 pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+#[cfg(feature = "child")]
 pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use mcp_proto as proto;
 pub use mcp_service as service;
@@ -50,7 +90,7 @@ pub use mcp_service::{
 pub use runtime::TokioRuntime;
 
 /// The README's code, compiled as doc tests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "stdio", feature = "child", feature = "http-server"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
@@ -73,6 +113,7 @@ where
 /// thread: if this returns before EOF (a write error), that thread stays blocked in `read`, and
 /// dropping the runtime waits for it — end such a process with `std::process::exit` or use
 /// `Runtime::shutdown_timeout`.
+#[cfg(feature = "stdio")]
 pub async fn serve_stdio(server: Server) -> Result<(), Error> {
     server.serve(TokioRuntime::current(), stdio_stream()).await
 }
@@ -80,6 +121,7 @@ pub async fn serve_stdio(server: Server) -> Result<(), Error> {
 /// The process's stdin and stdout as a [`ByteStream`]: pipes and sockets are driven by the
 /// reactor directly (non-blocking, no thread hop); terminals and files go through tokio's
 /// blocking-pool stdio. Must be called inside a tokio runtime.
+#[cfg(feature = "stdio")]
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> =

@@ -7,20 +7,31 @@
 //! it falls back to tokio's blocking-pool stdio. The original file status flags are restored
 //! when the stream is dropped.
 
+#[cfg(feature = "stdio")]
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+#[cfg(any(feature = "stdio", target_os = "linux"))]
+use std::os::fd::AsRawFd;
+use std::os::fd::BorrowedFd;
+#[cfg(feature = "stdio")]
+use std::os::fd::{AsFd, OwnedFd};
+#[cfg(feature = "stdio")]
 use std::pin::Pin;
+#[cfg(feature = "stdio")]
 use std::task::{Context, Poll, ready};
 
+#[cfg(feature = "stdio")]
 use futures_io::{AsyncRead, AsyncWrite};
+#[cfg(feature = "stdio")]
 use tokio::io::unix::AsyncFd;
 
 /// One end of stdio, non-blocking and registered with tokio's reactor.
+#[cfg(feature = "stdio")]
 pub(crate) struct PipeFd {
     fd: AsyncFd<OwnedFd>,
     original_flags: libc::c_int,
 }
 
+#[cfg(feature = "stdio")]
 fn is_pollable(fd: BorrowedFd<'_>) -> bool {
     // SAFETY: `fstat` writes into the provided struct; the fd is valid for the borrow.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -36,11 +47,13 @@ fn is_pollable(fd: BorrowedFd<'_>) -> bool {
 /// wake-up between each. Pipe buffers count against the user's pipe quota
 /// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default): 256 KiB per child stays well
 /// clear of it for hundreds of children, and growing simply stops working past it.
+#[cfg(feature = "child")]
 pub(crate) const CHILD_PIPE_BYTES: libc::c_int = 128 * 1024;
 
 /// Grows the kernel buffer of the pipe behind `fd` to at least `bytes` (Linux, best effort:
 /// a pipe already as large, a size above the system limit or a user over the pipe-memory quota
 /// keeps its size). Elsewhere a no-op.
+#[cfg(feature = "child")]
 pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
     #[cfg(target_os = "linux")]
     {
@@ -56,6 +69,7 @@ pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
     let _ = (fd, bytes);
 }
 
+#[cfg(feature = "stdio")]
 impl PipeFd {
     /// Wraps a duplicate of `fd` if it is a pipe or a socket; `None` otherwise.
     pub(crate) fn new(fd: BorrowedFd<'_>) -> Option<PipeFd> {
@@ -83,6 +97,7 @@ impl PipeFd {
     }
 }
 
+#[cfg(feature = "stdio")]
 impl Drop for PipeFd {
     fn drop(&mut self) {
         // The file description is shared with whoever else holds stdio: put it back as it was.
@@ -97,6 +112,7 @@ impl Drop for PipeFd {
     }
 }
 
+#[cfg(feature = "stdio")]
 impl AsyncRead for PipeFd {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -136,6 +152,7 @@ impl AsyncRead for PipeFd {
     }
 }
 
+#[cfg(feature = "stdio")]
 impl AsyncWrite for PipeFd {
     fn poll_write(
         self: Pin<&mut Self>,

@@ -1,4 +1,4 @@
-//! Streamable HTTP (and the legacy HTTP+SSE transport) without IO (feature `std`): the
+//! Streamable HTTP (and the legacy HTTP+SSE transport) without IO (feature `http`): the
 //! [`Endpoint`] that turns HTTP requests into session input and session output into HTTP
 //! replies and SSE streams.
 //!

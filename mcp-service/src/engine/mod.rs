@@ -157,6 +157,7 @@ impl Dispatcher {
     }
 
     /// Records `label` as the `session` of every request span.
+    #[cfg(feature = "http-server")]
     pub(crate) fn with_label(mut self, label: String) -> Self {
         self.label = Some(label);
         self

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+#[cfg(feature = "oauth")]
 use std::time::SystemTime;
 
 use bytes::Bytes;
@@ -27,6 +28,7 @@ use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::{Duration, Error, ErrorKind};
 use serde_json::Value;
 
+#[cfg(feature = "oauth")]
 use super::auth::unauthorized;
 use super::message::{
     Kind, cancelled_id, classify, error_line, ndjson_line, negotiated_version, response_id,
@@ -37,6 +39,7 @@ use super::{Connector, HttpClientOptions, HttpTransport, TransportFinished, stat
 use crate::cancel::CancellationToken;
 use crate::connection::ByteStream;
 use crate::memory::ReadChunk;
+#[cfg(feature = "oauth")]
 use crate::oauth::{Challenge, Step};
 use crate::runtime::Runtime;
 
@@ -53,10 +56,13 @@ const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(5);
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Authorizations one MCP request may run (e.g. a first authorization, then a step-up); the
 /// flow itself refuses a step-up that would ask for nothing new.
+#[cfg(feature = "oauth")]
 const MAX_AUTHORIZATIONS: u32 = 2;
 /// Bound of each exchange with an authorization server when no response timeout is set.
+#[cfg(feature = "oauth")]
 const AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest reply of an authorization server (metadata, registration, tokens).
+#[cfg(feature = "oauth")]
 const MAX_AUTH_REPLY: usize = 1024 * 1024;
 
 type Body = Full<Bytes>;
@@ -124,6 +130,7 @@ struct Shared<R, C> {
     shutdown: CancellationToken,
     reinit: futures_util::lock::Mutex<()>,
     /// One authorization flow at a time.
+    #[cfg(feature = "oauth")]
     auth: futures_util::lock::Mutex<()>,
     next_task: AtomicU64,
 }
@@ -177,6 +184,7 @@ pub(super) fn open<R: Runtime, C: Connector>(
         inbound: in_tx,
         shutdown: CancellationToken::new(),
         reinit: futures_util::lock::Mutex::new(()),
+        #[cfg(feature = "oauth")]
         auth: futures_util::lock::Mutex::new(()),
         next_task: AtomicU64::new(1),
     });
@@ -561,7 +569,26 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
 
     // --------------------------------------------------------------- authorization
 
+    /// Without OAuth (feature `oauth`) there is no kept token.
+    #[cfg(not(feature = "oauth"))]
+    fn oauth_bearer(&self) -> Option<HeaderValue> {
+        None
+    }
+
+    /// Without OAuth (feature `oauth`) an MCP request is sent as it is.
+    #[cfg(not(feature = "oauth"))]
+    async fn send_authorized(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        headers: HeaderMap,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        self.send(target, method, body, headers).await
+    }
+
     /// `Bearer <token>` with the access token OAuth keeps for the server, if any.
+    #[cfg(feature = "oauth")]
     fn oauth_bearer(&self) -> Option<HeaderValue> {
         let oauth = self.options.oauth.as_ref()?;
         let token = oauth
@@ -572,6 +599,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
 
     /// The challenge of a reply that asks for an authorization this client can run: a 401,
     /// or a 403 with `insufficient_scope`, with OAuth configured.
+    #[cfg(feature = "oauth")]
     fn auth_challenge(&self, resp: &Response<Incoming>) -> Option<Challenge> {
         self.options.oauth.as_ref()?;
         let status = resp.status();
@@ -586,6 +614,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     /// Sends an MCP request with the current access token; when the server asks for
     /// authorization, authorizes and sends it again (at most [`MAX_AUTHORIZATIONS`] times).
     /// A refusal after that is returned as it is, for the caller's status error.
+    #[cfg(feature = "oauth")]
     async fn send_authorized(
         &self,
         target: &Target,
@@ -615,6 +644,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
 
     /// Runs one authorization flow after `challenge` (unless another request renewed the token
     /// since `used` was sent), its requests over this transport's connections.
+    #[cfg(feature = "oauth")]
     async fn authorize(
         &self,
         what: &str,
@@ -664,6 +694,7 @@ impl<R: Runtime, C: Connector> Shared<R, C> {
     /// One request of an authorization flow (metadata, registration, authorization, token):
     /// only the flow's own headers (never the MCP request's), no redirect following, the
     /// whole reply read within bounds.
+    #[cfg(feature = "oauth")]
     async fn auth_exchange(
         &self,
         what: &str,
