@@ -36,7 +36,7 @@ pub mod jsonrpc;
 pub mod method;
 pub mod schema;
 pub mod session;
-#[cfg(feature = "testing")]
+#[cfg(any(feature = "testing", all(test, feature = "std")))]
 pub mod testing;
 pub mod time;
 pub mod version;
@@ -45,3 +45,16 @@ pub use error::{Error, ErrorKind};
 pub use id::{ProgressToken, RequestId};
 pub use time::{Duration, Instant};
 pub use version::ProtocolVersion;
+
+// The pair tests (`tests/session.rs`, `tests/simulation.rs`) need `testing`; as integration
+// tests they require the feature (which `cargo test --workspace` turns on). A plain
+// `cargo test -p mcp-proto` cannot turn on a feature of the package itself, so there they run
+// here, as unit tests, with the module compiled for the test build.
+#[cfg(all(test, feature = "std", not(feature = "testing")))]
+extern crate self as mcp_proto;
+#[cfg(all(test, feature = "std", not(feature = "testing")))]
+#[path = "../tests/session.rs"]
+mod session_pair_tests;
+#[cfg(all(test, feature = "std", not(feature = "testing")))]
+#[path = "../tests/simulation.rs"]
+mod simulation_tests;
