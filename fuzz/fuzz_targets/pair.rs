@@ -2,26 +2,20 @@
 //! first 8 input bytes (the next bytes tune the link): messages are lost, duplicated,
 //! corrupted, split at any byte, delayed, and garbage lines are injected; the applications
 //! send requests, answer, report progress, cancel and close at random while time moves.
-//! The session invariants are checked after every step (see `mcp_fuzz::harness`); at the end
+//! The link is `mcp_proto::testing`'s, and so are the session invariants, checked after every
+//! step (see `mcp_proto::testing::Pair`); at the end
 //! the link is made perfect, every held request is answered, time moves past every
 //! deadline, and every request must have had exactly one outcome.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_fuzz::harness::{CLIENT, Harness, METHODS, Params, SERVER, config};
+use mcp_fuzz::harness::{CLIENT, METHODS, Params, SERVER, config, pair};
 use mcp_fuzz::{Cursor, Rng};
 use mcp_proto::session::RequestOptions;
+use mcp_proto::testing::LinkOptions;
 use mcp_proto::{Duration, RequestId};
 
 const STEPS: usize = 1000;
-
-struct Link {
-    loss: u64,
-    dup: u64,
-    corrupt: u64,
-    garbage: u64,
-    split: u64,
-}
 
 const CLIENT_METHODS: &[&str] = &[
     "ping",
@@ -57,53 +51,9 @@ fn random_params(rng: &mut Rng) -> Params {
     }
 }
 
-fn garbage(rng: &mut Rng) -> Vec<u8> {
-    let mut g = match rng.below(6) {
-        0 => b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec(),
-        1 => b"[]".to_vec(),
-        2 => b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}".to_vec(),
-        3 => b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_vec(),
-        _ => (0..rng.below(64)).map(|_| rng.next_u64() as u8).collect(),
-    };
-    if rng.chance(800) {
-        g.push(b'\n');
-    }
-    g
-}
-
-/// One link step from `from`: the next message suffers whatever the link does to it.
-fn link_step(h: &mut Harness, rng: &mut Rng, link: &Link, from: usize) {
-    let to = 1 - from;
-    if rng.chance(link.garbage) {
-        let g = garbage(rng);
-        h.feed_bytes(to, &g);
-        return;
-    }
-    let Some(mut msg) = h.wire[from].pop_front() else {
-        return;
-    };
-    if rng.chance(link.loss) {
-        return;
-    }
-    if rng.chance(link.corrupt) && !msg.is_empty() {
-        let i = rng.below(msg.len() as u64) as usize;
-        msg[i] ^= 1 << rng.below(8);
-    }
-    if rng.chance(link.dup) {
-        h.wire[from].push_front(msg.clone());
-    }
-    if rng.chance(link.split) && msg.len() > 1 {
-        let k = 1 + rng.below(msg.len() as u64 - 1) as usize;
-        h.wire[from].push_front(msg[k..].to_vec());
-        msg.truncate(k);
-    }
-    h.wire[from].push_front(msg);
-    h.deliver(from, 1, None);
-}
-
 fuzz_target!(|data: &[u8]| {
     let mut cur = Cursor::new(data);
-    let mut rng = Rng::new(cur.u64());
+    let seed = cur.u64();
     let knobs = [
         cur.byte(),
         cur.byte(),
@@ -112,12 +62,13 @@ fuzz_target!(|data: &[u8]| {
         cur.byte(),
         cur.byte(),
     ];
-    let link = Link {
+    let link = LinkOptions {
         loss: u64::from(knobs[0] % 64),
         dup: u64::from(knobs[1] % 32),
         corrupt: u64::from(knobs[2] % 32),
         garbage: u64::from(knobs[3] % 32),
         split: u64::from(knobs[4]) * 2,
+        max_delay: Duration::from_micros(u64::from(knobs[4] & 0x0f) * 1_000),
     };
     let versions = [0u8, 0b0010, 0b0001, 0b0110, 0b1000, 0b11111][usize::from(knobs[5] % 6)];
     let raw_framing = knobs[5] & 0x40 != 0;
@@ -132,8 +83,11 @@ fuzz_target!(|data: &[u8]| {
         knobs[5] & 0x20 != 0,
         0,
     );
-    let mut h = Harness::new(client, server);
-    h.initialize(CLIENT);
+    let mut h = pair(client, server);
+    h.link = link;
+    let mut rng = Rng::new(seed);
+    h.rng = Rng::new(seed.rotate_left(17));
+    let _ = h.initialize(CLIENT);
     h.drain();
 
     for _ in 0..STEPS {
@@ -152,37 +106,46 @@ fuzz_target!(|data: &[u8]| {
                     progress: rng.chance(500),
                     related_to: None,
                 };
-                h.send_request(CLIENT, method, params, opts);
+                let _ = h.send_request(CLIENT, method, params, opts);
             }
             18..=21 => {
                 let method = *rng.pick(SERVER_METHODS);
-                let related = h.m[SERVER].open.first().map(|(id, _)| id.clone());
+                let related = h.models[SERVER].open.first().map(|(id, _)| id.clone());
                 let opts = RequestOptions {
                     progress: rng.chance(300),
                     related_to: related,
                     ..Default::default()
                 };
-                h.send_request(SERVER, method, None, opts);
+                let _ = h.send_request(SERVER, method, None, opts);
             }
             22..=37 => {
                 let side = if rng.chance(850) { SERVER } else { CLIENT };
-                let open = h.m[side].open.clone();
+                let open = h.models[side].open.clone();
                 if open.is_empty() {
                     continue;
                 }
                 let (id, token) = rng.pick(&open).clone();
                 match rng.below(10) {
-                    0..=4 => h.respond(side, &id, random_params(&mut rng).json()),
-                    5 => h.respond_error(side, &id, -32000 - rng.below(100) as i64, "nope", None),
+                    0..=4 => {
+                        let payload = random_params(&mut rng).json();
+                        h.respond_marked(side, &id, payload.as_deref());
+                    }
+                    5 => h.respond_error_marked(
+                        side,
+                        &id,
+                        -32000 - rng.below(100) as i64,
+                        "nope",
+                        None,
+                    ),
                     _ => {
-                        let last = h.m[side].reported.get(&id).copied().unwrap_or(0.0);
+                        let last = h.models[side].reported.get(&id).copied().unwrap_or(0.0);
                         let p = if rng.chance(850) {
                             last + rng.below(100) as f64 / 7.0
                         } else {
                             last - 1.0
                         };
                         let _ = token;
-                        h.report_progress(
+                        let _ = h.report_progress(
                             side,
                             &id,
                             p,
@@ -194,18 +157,13 @@ fuzz_target!(|data: &[u8]| {
             }
             38..=40 => {
                 let side = if rng.chance(800) { CLIENT } else { SERVER };
-                let pending: Vec<i64> = h.m[side]
-                    .sent
-                    .iter()
-                    .copied()
-                    .filter(|i| !h.m[side].outcomes.contains(i))
-                    .collect();
+                let pending: Vec<i64> = h.models[side].unresolved().collect();
                 let id = if pending.is_empty() || rng.chance(100) {
                     RequestId::Number(rng.below(50) as i64)
                 } else {
                     RequestId::Number(*rng.pick(&pending))
                 };
-                h.cancel(side, &id, rng.chance(500).then_some("user pressed stop"));
+                let _ = h.cancel(side, &id, rng.chance(500).then_some("user pressed stop"));
             }
             41..=43 => {
                 let (side, method) = if rng.chance(500) {
@@ -223,7 +181,7 @@ fuzz_target!(|data: &[u8]| {
                         *rng.pick(&["notifications/roots/list_changed", "notifications/custom"]),
                     )
                 };
-                h.notify(
+                let _ = h.notify(
                     side,
                     method,
                     Some(mcp_fuzz::harness::raw(r#"{"level":"info","data":"x"}"#)),
@@ -240,14 +198,13 @@ fuzz_target!(|data: &[u8]| {
             }
             57..=96 => {
                 let from = if rng.chance(500) { CLIENT } else { SERVER };
-                for _ in 0..=rng.below(3) {
-                    link_step(&mut h, &mut rng, &link, from);
-                }
+                // The link already did its damage when the messages went out.
+                h.deliver(from, 1 + rng.below(3) as usize, None);
             }
             97 => {
                 // An unrelated method name from the shared list, to exercise refusals.
                 let m = *rng.pick(METHODS);
-                h.send_request(CLIENT, m, None, RequestOptions::default());
+                let _ = h.send_request(CLIENT, m, None, RequestOptions::default());
             }
             98 => {
                 if rng.chance(300) {
@@ -261,11 +218,11 @@ fuzz_target!(|data: &[u8]| {
             }
             _ => {
                 let side = if rng.chance(500) { CLIENT } else { SERVER };
-                h.initialize(side);
+                let _ = h.initialize(side);
             }
         }
         h.drain();
-        if h.s[CLIENT].is_closed() && h.s[SERVER].is_closed() {
+        if h.sessions[CLIENT].is_closed() && h.sessions[SERVER].is_closed() {
             break;
         }
     }

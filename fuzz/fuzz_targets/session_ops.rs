@@ -1,14 +1,17 @@
 //! A client and a server `Session` driven by an arbitrary list of operations: application
 //! commands on either side, time, delivery (whole, split, dropped), injected bytes and
 //! hand-made messages addressed at the ids in play, and every way of closing. The harness
-//! checks the session invariants after every operation (see `mcp_fuzz::harness`).
+//! operations map onto `mcp_proto::testing::Op`, and the core's checked pair checks the
+//! session invariants after every operation (see `mcp_proto::testing::Pair`).
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mcp_fuzz::harness::{CLIENT, Harness, METHODS, Params, Pick, SERVER, config};
+use mcp_fuzz::harness::{CLIENT, METHODS, Params, Pick, SERVER, config, pair};
+use mcp_proto::Duration;
+use mcp_proto::RequestId;
 use mcp_proto::session::RequestOptions;
-use mcp_proto::{Duration, RequestId};
+use mcp_proto::testing::{Op as PairOp, Pair};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Side {
@@ -192,7 +195,7 @@ fn id_json(id: &RequestId) -> String {
     serde_json::to_string(id).unwrap()
 }
 
-fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
+fn leaf_json(h: &Pair, side: usize, leaf: &Leaf) -> String {
     let p = |params: &Params| {
         params
             .json()
@@ -202,7 +205,7 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
     match leaf {
         Leaf::Response { pick, result } => format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}}",
-            id_json(&h.pick_outbound(side, pick)),
+            id_json(&h.pick_outbound(side, &pick.plain())),
             result.json().unwrap_or_else(|| "{}".into())
         ),
         Leaf::Error {
@@ -214,7 +217,7 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
             if *null_id {
                 "null".into()
             } else {
-                id_json(&h.pick_outbound(side, pick))
+                id_json(&h.pick_outbound(side, &pick.plain()))
             }
         ),
         Leaf::Progress {
@@ -236,12 +239,12 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
             };
             format!(
                 "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":{},\"progress\":{value}{total}}}}}",
-                id_json(&h.pick_outbound(side, pick))
+                id_json(&h.pick_outbound(side, &pick.plain()))
             )
         }
         Leaf::Cancel { pick, reason } => format!(
             "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}{}}}}}",
-            id_json(&h.pick_inbound(side, pick)),
+            id_json(&h.pick_inbound(side, &pick.plain())),
             if *reason {
                 ",\"reason\":\"because\""
             } else {
@@ -250,7 +253,7 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
         ),
         Leaf::Request { id, method, params } => format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{}{}}}",
-            id_json(&h.pick_inbound(side, id)),
+            id_json(&h.pick_inbound(side, &id.plain())),
             serde_json::to_string(METHODS[usize::from(*method) % METHODS.len()]).unwrap(),
             p(params)
         ),
@@ -272,7 +275,7 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
         ),
         Leaf::InitializeResult { pick, version } => format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"protocolVersion\":\"{}\",\"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"x\",\"version\":\"1\"}}}}}}",
-            id_json(&h.pick_outbound(side, pick)),
+            id_json(&h.pick_outbound(side, &pick.plain())),
             [
                 "2024-11-05",
                 "2025-03-26",
@@ -285,150 +288,161 @@ fn leaf_json(h: &Harness, side: usize, leaf: &Leaf) -> String {
     }
 }
 
+fn method(i: u8) -> String {
+    METHODS[usize::from(i) % METHODS.len()].to_owned()
+}
+
+/// The plain operation for `op`, given the pair's state (templates are rendered into bytes).
+fn plain(h: &Pair, op: &Op) -> PairOp {
+    match op {
+        Op::Initialize(side) => PairOp::Initialize(side.idx()),
+        Op::Request {
+            side,
+            method: m,
+            params,
+            timeout_ms,
+            reset,
+            max_total_ms,
+            progress,
+            related,
+        } => PairOp::Request {
+            side: side.idx(),
+            method: method(*m),
+            params: params.json(),
+            opts: RequestOptions {
+                timeout: timeout_ms.map(|t| Duration::from_micros(u64::from(t))),
+                reset_timeout_on_progress: *reset,
+                max_total_timeout: max_total_ms.map(|t| Duration::from_micros(u64::from(t) * 7)),
+                progress: *progress,
+                related_to: None,
+            },
+            related: related.as_ref().map(Pick::plain),
+        },
+        Op::CustomRequest { side, method } => PairOp::Request {
+            side: side.idx(),
+            method: method.clone(),
+            params: None,
+            opts: RequestOptions::default(),
+            related: None,
+        },
+        Op::Notify {
+            side,
+            method: m,
+            params,
+            related,
+        } => PairOp::Notify {
+            side: side.idx(),
+            method: method(*m),
+            params: params.json(),
+            related: related.as_ref().map(Pick::plain),
+        },
+        Op::Respond {
+            side,
+            pick,
+            payload,
+        } => PairOp::Respond {
+            side: side.idx(),
+            pick: pick.plain(),
+            payload: payload.as_ref().and_then(Params::json),
+        },
+        Op::RespondNotObject { side, pick } => PairOp::RespondNotObject {
+            side: side.idx(),
+            pick: pick.plain(),
+        },
+        Op::RespondError {
+            side,
+            pick,
+            code,
+            message,
+            data,
+        } => PairOp::RespondError {
+            side: side.idx(),
+            pick: pick.plain(),
+            code: i64::from(*code),
+            message: message.clone(),
+            data: data.then(|| r#"{"detail":[1,"two"]}"#.to_owned()),
+        },
+        Op::Progress {
+            side,
+            pick,
+            progress,
+            total,
+            message,
+        } => PairOp::Progress {
+            side: side.idx(),
+            pick: pick.plain(),
+            progress: *progress,
+            total: *total,
+            message: message.clone(),
+        },
+        Op::Cancel { side, pick, reason } => PairOp::Cancel {
+            side: side.idx(),
+            pick: pick.plain(),
+            reason: reason.clone(),
+        },
+        Op::Advance { micros, huge } => PairOp::Advance(Duration::from_micros(if *huge {
+            u64::from(*micros) << 24
+        } else {
+            u64::from(*micros)
+        })),
+        Op::Deliver { from, count, split } => PairOp::Deliver {
+            from: from.idx(),
+            count: usize::from(*count % 8) + 1,
+            split: split.map(usize::from),
+        },
+        Op::DeliverAll => PairOp::DeliverAll,
+        Op::Drop { from, count } => PairOp::Drop {
+            from: from.idx(),
+            count: usize::from(count % 4) + 1,
+        },
+        Op::Inject {
+            side,
+            bytes,
+            as_message,
+        } => PairOp::Inject {
+            side: side.idx(),
+            bytes: bytes.clone(),
+            as_message: *as_message,
+        },
+        Op::Template { side, t } => {
+            let side = side.idx();
+            let mut text = match t {
+                Template::One(leaf) => leaf_json(h, side, leaf),
+                Template::Batch(leaves) => format!(
+                    "[{}]",
+                    leaves
+                        .iter()
+                        .take(16)
+                        .map(|l| leaf_json(h, side, l))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            };
+            text.push('\n');
+            PairOp::Inject {
+                side,
+                bytes: text.into_bytes(),
+                as_message: false,
+            }
+        }
+        Op::Close(side) => PairOp::Close(side.idx()),
+        Op::InputClosed(side) => PairOp::InputClosed(side.idx()),
+        Op::Closed { side, error } => PairOp::Closed {
+            side: side.idx(),
+            error: *error,
+        },
+    }
+}
+
 fuzz_target!(|input: Input| {
-    let mut h = Harness::new(
+    let mut h = pair(
         make_config(true, &input.client),
         make_config(false, &input.server),
     );
     h.drain();
     for op in input.ops.iter().take(256) {
-        match op {
-            Op::Initialize(side) => h.initialize(side.idx()),
-            Op::Request {
-                side,
-                method,
-                params,
-                timeout_ms,
-                reset,
-                max_total_ms,
-                progress,
-                related,
-            } => {
-                let side = side.idx();
-                let opts = RequestOptions {
-                    timeout: timeout_ms.map(|t| Duration::from_micros(u64::from(t))),
-                    reset_timeout_on_progress: *reset,
-                    max_total_timeout: max_total_ms
-                        .map(|t| Duration::from_micros(u64::from(t) * 7)),
-                    progress: *progress,
-                    related_to: related.as_ref().map(|p| h.pick_inbound(side, p)),
-                };
-                let method = METHODS[usize::from(*method) % METHODS.len()];
-                h.send_request(side, method, params.raw(), opts);
-            }
-            Op::CustomRequest { side, method } => {
-                h.send_request(side.idx(), method, None, RequestOptions::default());
-            }
-            Op::Notify {
-                side,
-                method,
-                params,
-                related,
-            } => {
-                let side = side.idx();
-                let related = related.as_ref().map(|p| h.pick_inbound(side, p));
-                h.notify(
-                    side,
-                    METHODS[usize::from(*method) % METHODS.len()],
-                    params.raw(),
-                    related,
-                );
-            }
-            Op::Respond {
-                side,
-                pick,
-                payload,
-            } => {
-                let side = side.idx();
-                let id = h.pick_inbound(side, pick);
-                h.respond(side, &id, payload.as_ref().and_then(Params::json));
-            }
-            Op::RespondNotObject { side, pick } => {
-                let side = side.idx();
-                let id = h.pick_inbound(side, pick);
-                h.respond_not_object(side, &id);
-            }
-            Op::RespondError {
-                side,
-                pick,
-                code,
-                message,
-                data,
-            } => {
-                let side = side.idx();
-                let id = h.pick_inbound(side, pick);
-                let data = data.then(|| mcp_fuzz::harness::raw(r#"{"detail":[1,"two"]}"#));
-                h.respond_error(side, &id, i64::from(*code), message, data);
-            }
-            Op::Progress {
-                side,
-                pick,
-                progress,
-                total,
-                message,
-            } => {
-                let side = side.idx();
-                let id = h.pick_inbound(side, pick);
-                h.report_progress(side, &id, *progress, *total, message.as_deref());
-            }
-            Op::Cancel { side, pick, reason } => {
-                let side = side.idx();
-                let id = h.pick_outbound(side, pick);
-                h.cancel(side, &id, reason.as_deref());
-            }
-            Op::Advance { micros, huge } => {
-                let d = if *huge {
-                    u64::from(*micros) << 24
-                } else {
-                    u64::from(*micros)
-                };
-                h.advance(Duration::from_micros(d));
-            }
-            Op::Deliver { from, count, split } => {
-                h.deliver(
-                    from.idx(),
-                    usize::from(*count % 8) + 1,
-                    split.map(usize::from),
-                );
-            }
-            Op::DeliverAll => h.deliver_all(),
-            Op::Drop { from, count } => {
-                for _ in 0..=(count % 4) {
-                    h.wire[from.idx()].pop_front();
-                }
-            }
-            Op::Inject {
-                side,
-                bytes,
-                as_message,
-            } => {
-                if *as_message {
-                    h.feed_message(side.idx(), bytes);
-                } else {
-                    h.feed_bytes(side.idx(), bytes);
-                }
-            }
-            Op::Template { side, t } => {
-                let side = side.idx();
-                let mut text = match t {
-                    Template::One(leaf) => leaf_json(&h, side, leaf),
-                    Template::Batch(leaves) => format!(
-                        "[{}]",
-                        leaves
-                            .iter()
-                            .take(16)
-                            .map(|l| leaf_json(&h, side, l))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    ),
-                };
-                text.push('\n');
-                h.feed_bytes(side, text.as_bytes());
-            }
-            Op::Close(side) => h.close(side.idx()),
-            Op::InputClosed(side) => h.input_closed(side.idx()),
-            Op::Closed { side, error } => h.closed(side.idx(), *error),
-        }
+        let op = plain(&h, op);
+        h.apply(&op);
         h.drain();
     }
 });

@@ -1,5 +1,5 @@
-//! Shared helpers of the fuzz targets: input cursors, chunking, a PRNG, and a checked
-//! client/server harness with the session invariants.
+//! Shared helpers of the fuzz targets: input cursors, chunking, a PRNG, and the fuzz side
+//! of the core's checked client/server pair (`mcp_proto::testing`).
 
 pub mod harness;
 
@@ -83,35 +83,5 @@ impl Chunker {
     }
 }
 
-/// xorshift64*: a tiny deterministic PRNG.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15 | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform-ish in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-
-    /// True with probability `per_mille / 1000`.
-    pub fn chance(&mut self, per_mille: u64) -> bool {
-        self.below(1000) < per_mille
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
+/// The core's deterministic PRNG (xorshift64*).
+pub use mcp_proto::testing::Rng;

@@ -44,6 +44,8 @@ pub mod jsonrpc;
 pub mod method;
 pub mod schema;
 pub mod session;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 pub mod version;
 

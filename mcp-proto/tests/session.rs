@@ -30,15 +30,15 @@ fn ready_server(version: &str) -> (Session, Vec<serde_json::Value>) {
 #[test]
 fn handshake_negotiates_latest_version_and_exchanges_info() {
     let mut p = Pair::default_pair();
-    assert_eq!(p.client.state(), State::AwaitingInit);
-    p.client.initialize(p.now).unwrap();
-    assert_eq!(p.client.state(), State::Initializing);
-    p.drive();
+    assert_eq!(p.client().state(), State::AwaitingInit);
+    p.initialize(CLIENT).unwrap();
+    assert_eq!(p.client().state(), State::Initializing);
+    p.deliver_all();
     let Event::Ready {
         version, peer_info, ..
-    } = &p.client_events[0]
+    } = &p.events[CLIENT][0]
     else {
-        panic!("{:?}", p.client_events)
+        panic!("{:?}", p.events[CLIENT])
     };
     assert_eq!(*version, ProtocolVersion::V2025_11_25);
     assert!(peer_info.get().contains("test-server"));
@@ -46,19 +46,20 @@ fn handshake_negotiates_latest_version_and_exchanges_info() {
         peer_info,
         peer_capabilities,
         ..
-    } = &p.server_events[0]
+    } = &p.events[SERVER][0]
     else {
         panic!()
     };
     assert!(peer_info.get().contains("test-client"));
     assert!(peer_capabilities.get().contains("sampling"));
-    assert_eq!(p.client.state(), State::Ready);
-    assert_eq!(p.server.state(), State::Ready);
-    assert!(p.wire[0].starts_with("C>{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\""));
-    assert!(p.wire[2].contains("notifications/initialized"));
+    assert_eq!(p.client().state(), State::Ready);
+    assert_eq!(p.server().state(), State::Ready);
     assert!(
-        p.client
-            .initialize(p.now)
+        p.wire_text()[0].starts_with("C>{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"")
+    );
+    assert!(p.wire_text()[2].contains("notifications/initialized"));
+    assert!(
+        p.initialize(CLIENT)
             .is_err_and(|e| e.kind() == ErrorKind::AlreadyConnected)
     );
 }
@@ -83,10 +84,10 @@ fn client_with_old_versions_gets_its_version() {
         client_config().versions(&[ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26]),
         server_config(),
     );
-    p.client.initialize(p.now).unwrap();
-    p.drive();
-    assert_eq!(p.client.version(), Some(ProtocolVersion::V2025_03_26));
-    assert_eq!(p.server.version(), Some(ProtocolVersion::V2025_03_26));
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
+    assert_eq!(p.client().version(), Some(ProtocolVersion::V2025_03_26));
+    assert_eq!(p.server().version(), Some(ProtocolVersion::V2025_03_26));
 }
 
 #[test]
@@ -95,16 +96,16 @@ fn client_fails_connection_on_unsupported_version() {
         client_config().versions(&[ProtocolVersion::V2025_11_25]),
         server_config().versions(&[ProtocolVersion::V2024_11_05]),
     );
-    p.client.initialize(p.now).unwrap();
-    p.drive();
-    let closed = p.client_events.iter().find_map(|e| match e {
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
+    let closed = p.events[CLIENT].iter().find_map(|e| match e {
         Event::Closed(Some(e)) => Some(e.clone()),
         _ => None,
     });
     assert_eq!(closed.unwrap().kind(), ErrorKind::ProtocolVersionMismatch);
-    assert!(p.client.is_closed());
+    assert!(p.client().is_closed());
     assert!(
-        !p.wire
+        !p.wire_text()
             .iter()
             .any(|w| w.contains("notifications/initialized"))
     );
@@ -123,23 +124,35 @@ fn modern_only_server_rejects_initialize_with_supported_list() {
 #[test]
 fn only_ping_before_initialization() {
     let mut p = Pair::default_pair();
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}\n",
+    );
     assert_eq!(out[0]["id"], 5);
     assert_eq!(out[0]["error"]["code"], ErrorKind::NotInitialized.code());
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}\n",
+    );
     assert_eq!(out[0], json!({"jsonrpc":"2.0","id":6,"result":{}}));
     // After initialize but before initialized, still refused.
-    let out = p.server_roundtrip(&init_line("2025-06-18"));
+    let out = p.roundtrip(SERVER, &init_line("2025-06-18"));
     assert!(out[0]["result"].is_object());
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], ErrorKind::NotInitialized.code());
     // A second initialize is refused.
-    let out = p.server_roundtrip(&init_line("2025-06-18"));
+    let out = p.roundtrip(SERVER, &init_line("2025-06-18"));
     assert_eq!(out[0]["error"]["code"], ErrorKind::AlreadyConnected.code());
-    p.server_roundtrip(INITIALIZED);
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n");
+    p.roundtrip(SERVER, INITIALIZED);
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}\n",
+    );
     assert!(out.is_empty(), "handed to the application");
-    let ev = p.take_server_events();
+    let ev = p.take_events(SERVER);
     assert!(
         ev.iter()
             .any(|e| matches!(e, Event::Request(r) if r.method == "tools/list"))
@@ -197,16 +210,15 @@ fn server_may_log_before_initialized_but_nothing_else() {
 fn request_response_roundtrip_keeps_raw_json() {
     let mut p = Pair::ready();
     let id = p
-        .client
         .send_request(
-            p.now,
+            CLIENT,
             "tools/call",
             Some(raw(r#"{"name":"echo","arguments":{"text":"hé\n"}}"#)),
             RequestOptions::default(),
         )
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
     assert_eq!(req.method, "tools/call");
@@ -215,14 +227,14 @@ fn request_response_roundtrip_keeps_raw_json() {
         r#"{"name":"echo","arguments":{"text":"hé\n"}}"#
     );
     assert!(req.progress_token.is_none());
-    p.server
-        .respond(
-            &req.id,
-            raw(r#"{"content":[{"type":"text","text":"hé\n"}]}"#),
-        )
-        .unwrap();
-    p.drive();
-    let Event::Response { id: rid, result } = p.client_events.remove(0) else {
+    p.respond(
+        SERVER,
+        &req.id,
+        raw(r#"{"content":[{"type":"text","text":"hé\n"}]}"#),
+    )
+    .unwrap();
+    p.deliver_all();
+    let Event::Response { id: rid, result } = p.events[CLIENT].remove(0) else {
         panic!()
     };
     assert_eq!(rid, id);
@@ -232,7 +244,7 @@ fn request_response_roundtrip_keeps_raw_json() {
     );
     // A second answer to the same request is refused.
     assert_eq!(
-        p.server.respond(&req.id, raw("{}")).unwrap_err().kind(),
+        p.respond(SERVER, &req.id, raw("{}")).unwrap_err().kind(),
         ErrorKind::NotFound
     );
 }
@@ -241,9 +253,8 @@ fn request_response_roundtrip_keeps_raw_json() {
 fn progress_flows_and_must_increase() {
     let mut p = Pair::ready();
     let id = p
-        .client
         .send_request(
-            p.now,
+            CLIENT,
             "tools/call",
             Some(raw(r#"{"name":"slow"}"#)),
             RequestOptions {
@@ -252,34 +263,29 @@ fn progress_flows_and_must_increase() {
             },
         )
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
     assert_eq!(req.progress_token, Some(id.clone()));
-    p.server
-        .report_progress(&req.id, 1.0, Some(3.0), Some("one"))
+    p.report_progress(SERVER, &req.id, 1.0, Some(3.0), Some("one"))
         .unwrap();
     assert_eq!(
-        p.server
-            .report_progress(&req.id, 1.0, None, None)
+        p.report_progress(SERVER, &req.id, 1.0, None, None)
             .unwrap_err()
             .kind(),
         ErrorKind::InvalidParams
     );
     assert_eq!(
-        p.server
-            .report_progress(&req.id, f64::NAN, None, None)
+        p.report_progress(SERVER, &req.id, f64::NAN, None, None)
             .unwrap_err()
             .kind(),
         ErrorKind::InvalidParams
     );
-    p.server
-        .report_progress(&req.id, 2.5, Some(3.0), None)
+    p.report_progress(SERVER, &req.id, 2.5, Some(3.0), None)
         .unwrap();
-    p.drive();
-    let progress: Vec<f64> = p
-        .client_events
+    p.deliver_all();
+    let progress: Vec<f64> = p.events[CLIENT]
         .iter()
         .filter_map(|e| match e {
             Event::Progress {
@@ -290,20 +296,19 @@ fn progress_flows_and_must_increase() {
         .collect();
     assert_eq!(progress, vec![1.0, 2.5]);
     // A peer that sends a non-increasing value is ignored.
-    p.client_events.clear();
+    p.events[CLIENT].clear();
     let token = id.to_string();
-    p.client_input(&format!(
+    p.roundtrip(CLIENT, &format!(
         "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":{token},\"progress\":2}}}}\n"
     ));
-    let ev = p.take_client_events();
+    let ev = p.take_events(CLIENT);
     assert!(!ev.iter().any(|e| matches!(e, Event::Progress { .. })));
     assert!(ev.iter().any(|e| matches!(e, Event::InvalidMessage(_))));
-    p.server.respond(&req.id, raw("{}")).unwrap();
-    p.drive();
+    p.respond(SERVER, &req.id, raw("{}")).unwrap();
+    p.deliver_all();
     // After the outcome, progress is refused.
     assert_eq!(
-        p.server
-            .report_progress(&req.id, 9.0, None, None)
+        p.report_progress(SERVER, &req.id, 9.0, None, None)
             .unwrap_err()
             .kind(),
         ErrorKind::NotFound
@@ -313,16 +318,14 @@ fn progress_flows_and_must_increase() {
 #[test]
 fn progress_without_token_is_refused() {
     let mut p = Pair::ready();
-    p.client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+    p.send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
     assert_eq!(
-        p.server
-            .report_progress(&req.id, 1.0, None, None)
+        p.report_progress(SERVER, &req.id, 1.0, None, None)
             .unwrap_err()
             .kind(),
         ErrorKind::InvalidParams
@@ -334,9 +337,8 @@ fn timeout_cancels_on_the_wire_and_late_response_is_dropped() {
     let mut p = Pair::ready();
     let t0 = p.now;
     let id = p
-        .client
         .send_request(
-            p.now,
+            CLIENT,
             "tools/call",
             Some(raw(r#"{"name":"x"}"#)),
             RequestOptions {
@@ -345,47 +347,52 @@ fn timeout_cancels_on_the_wire_and_late_response_is_dropped() {
             },
         )
         .unwrap();
-    p.drive();
-    assert_eq!(p.client.poll_timeout(), Some(t0 + Duration::from_secs(2)));
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    assert_eq!(p.client().poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
-    p.advance(Duration::from_secs(1));
-    assert!(p.client_events.is_empty());
-    p.client.handle_timeout(p.now); // spurious calls are harmless
-    p.advance(Duration::from_secs(1));
-    let Event::Response { id: rid, result } = p.client_events.remove(0) else {
+    p.pass(Duration::from_secs(1));
+    assert!(p.events[CLIENT].is_empty());
+    p.sessions[CLIENT].handle_timeout(p.now); // spurious calls are harmless
+    p.pass(Duration::from_secs(1));
+    let Event::Response { id: rid, result } = p.events[CLIENT].remove(0) else {
         panic!()
     };
     assert_eq!(rid, id);
     assert_eq!(result.unwrap_err().kind(), ErrorKind::Timeout);
-    assert!(p.wire.last().unwrap().contains("notifications/cancelled"));
-    let Event::Cancelled { id: cid, reason } = p.server_events.remove(0) else {
+    assert!(
+        p.wire_text()
+            .last()
+            .unwrap()
+            .contains("notifications/cancelled")
+    );
+    let Event::Cancelled { id: cid, reason } = p.events[SERVER].remove(0) else {
         panic!()
     };
     assert_eq!(cid, req.id);
     assert_eq!(reason.as_deref(), Some("request timed out"));
     // The cancelled request is never answered.
     assert_eq!(
-        p.server.respond(&req.id, raw("{}")).unwrap_err().kind(),
+        p.respond(SERVER, &req.id, raw("{}")).unwrap_err().kind(),
         ErrorKind::RequestCancelled
     );
-    assert!(!p.server.has_transmit());
+    assert!(!p.server().has_transmit());
     // A late response from a peer that raced the cancellation is dropped quietly.
-    p.client_input(&format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"
-    ));
-    assert!(p.take_client_events().is_empty());
-    assert_eq!(p.client.poll_timeout(), None);
+    p.roundtrip(
+        CLIENT,
+        &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
+    );
+    assert!(p.take_events(CLIENT).is_empty());
+    assert_eq!(p.client().poll_timeout(), None);
 }
 
 #[test]
 fn progress_resets_timeout_up_to_a_maximum() {
     let mut p = Pair::ready();
     let id = p
-        .client
         .send_request(
-            p.now,
+            CLIENT,
             "tools/call",
             Some(raw(r#"{"name":"x"}"#)),
             RequestOptions {
@@ -397,25 +404,24 @@ fn progress_resets_timeout_up_to_a_maximum() {
             },
         )
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
     for i in 1..=3 {
-        p.advance(Duration::from_millis(1500));
-        p.server
-            .report_progress(&req.id, f64::from(i), None, None)
+        p.pass(Duration::from_millis(1500));
+        p.report_progress(SERVER, &req.id, f64::from(i), None, None)
             .unwrap();
-        p.drive();
+        p.deliver_all();
     }
     // 4.5 s elapsed, still alive thanks to progress; the 5 s maximum then ends it.
     assert!(
-        !p.client_events
+        !p.events[CLIENT]
             .iter()
             .any(|e| matches!(e, Event::Response { .. }))
     );
-    p.advance(Duration::from_millis(500));
-    let outcome = p.client_events.iter().find_map(|e| match e {
+    p.pass(Duration::from_millis(500));
+    let outcome = p.events[CLIENT].iter().find_map(|e| match e {
         Event::Response { id: rid, result } if *rid == id => Some(result.clone()),
         _ => None,
     });
@@ -426,50 +432,49 @@ fn progress_resets_timeout_up_to_a_maximum() {
 fn explicit_cancel_both_ways() {
     let mut p = Pair::ready();
     let id = p
-        .client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
-    p.client.cancel(p.now, &id, Some("user")).unwrap();
+    p.cancel(CLIENT, &id, Some("user")).unwrap();
     assert_eq!(
-        p.client.cancel(p.now, &id, None).unwrap_err().kind(),
+        p.cancel(CLIENT, &id, None).unwrap_err().kind(),
         ErrorKind::NotFound
     );
-    p.drive();
-    let Event::Response { result, .. } = p.client_events.remove(0) else {
+    p.deliver_all();
+    let Event::Response { result, .. } = p.events[CLIENT].remove(0) else {
         panic!()
     };
     assert_eq!(result.unwrap_err().kind(), ErrorKind::RequestCancelled);
-    assert!(matches!(&p.server_events[0], Event::Cancelled { reason: Some(r), .. } if r == "user"));
+    assert!(
+        matches!(&p.events[SERVER][0], Event::Cancelled { reason: Some(r), .. } if r == "user")
+    );
     assert_eq!(
-        p.server
-            .respond_error(&req.id, Error::internal("x"))
+        p.respond_error(SERVER, &req.id, Error::internal("x"))
             .unwrap_err()
             .kind(),
         ErrorKind::RequestCancelled
     );
     // Server to client too.
     let sid = p
-        .server
-        .send_request(p.now, "roots/list", None, RequestOptions::default())
+        .send_request(SERVER, "roots/list", None, RequestOptions::default())
         .unwrap();
-    p.drive();
-    let Some(Event::Request(creq)) = p.client_events.pop() else {
+    p.deliver_all();
+    let Some(Event::Request(creq)) = p.events[CLIENT].pop() else {
         panic!()
     };
-    p.server.cancel(p.now, &sid, None).unwrap();
-    p.drive();
+    p.cancel(SERVER, &sid, None).unwrap();
+    p.deliver_all();
     assert!(
-        p.client_events
+        p.events[CLIENT]
             .iter()
             .any(|e| matches!(e, Event::Cancelled { id, .. } if *id == creq.id))
     );
-    assert!(p.client.respond(&creq.id, raw("{}")).is_err());
+    assert!(p.respond(CLIENT, &creq.id, raw("{}")).is_err());
     // Unknown or stale cancellations are ignored silently.
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":999}}\n");
+    let out = p.roundtrip(SERVER, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":999}}\n");
     assert!(out.is_empty());
 }
 
@@ -502,24 +507,24 @@ fn initialize_timeout_fails_the_connection() {
 fn duplicate_inbound_id_gets_an_error() {
     let mut p = Pair::ready();
     let msg = "{\"jsonrpc\":\"2.0\",\"id\":\"dup\",\"method\":\"tools/list\"}\n";
-    assert!(p.server_roundtrip(msg).is_empty());
-    let out = p.server_roundtrip(msg);
+    assert!(p.roundtrip(SERVER, msg).is_empty());
+    let out = p.roundtrip(SERVER, msg);
     assert_eq!(out[0]["id"], "dup");
     assert_eq!(out[0]["error"]["code"], -32600);
     // The first one is still answerable.
-    p.server
-        .respond(&RequestId::from("dup"), raw("{\"tools\":[]}"))
+    p.respond(SERVER, &RequestId::from("dup"), raw("{\"tools\":[]}"))
         .unwrap();
 }
 
 #[test]
 fn unknown_response_ids_are_reported() {
     let mut p = Pair::ready();
-    p.client_input("{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}\n");
-    p.client_input(
+    p.roundtrip(CLIENT, "{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}\n");
+    p.roundtrip(
+        CLIENT,
         "{\"jsonrpc\":\"2.0\",\"id\":\"zz\",\"error\":{\"code\":-32603,\"message\":\"x\"}}\n",
     );
-    let ev = p.take_client_events();
+    let ev = p.take_events(CLIENT);
     assert!(matches!(&ev[0], Event::UnknownResponse { id } if *id == RequestId::Number(4242)));
     assert!(matches!(&ev[1], Event::UnknownResponse { id } if *id == RequestId::from("zz")));
 }
@@ -530,38 +535,42 @@ fn method_not_found_and_capabilities() {
         client_config(),
         Config::new("bare", "1").capabilities(raw(r#"{"tools":{}}"#)),
     );
-    p.client.initialize(p.now).unwrap();
-    p.drive();
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
     // Unknown method.
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope/nothing\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope/nothing\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], -32601);
     // Known method whose capability the server did not declare.
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], -32601);
     // Wrong direction: a server-to-client method sent to the server.
-    let out = p.server_roundtrip(
+    let out = p.roundtrip(
+        SERVER,
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\",\"params\":{}}\n",
     );
     assert_eq!(out[0]["error"]["code"], -32601);
     // Outbound: the client refuses to call what the server did not declare.
     let e = p
-        .client
-        .send_request(p.now, "resources/list", None, RequestOptions::default())
+        .send_request(CLIENT, "resources/list", None, RequestOptions::default())
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MethodNotFound);
     assert!(
-        p.client
-            .send_request(p.now, "tools/list", None, RequestOptions::default())
+        p.send_request(CLIENT, "tools/list", None, RequestOptions::default())
             .is_ok()
     );
     // Server refuses sampling when the client did not declare it.
     let mut p = Pair::new(Config::new("c", "1"), server_config());
-    p.client.initialize(p.now).unwrap();
-    p.drive();
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
     let e = p
-        .server
         .send_request(
-            p.now,
+            SERVER,
             "sampling/createMessage",
             Some(raw("{}")),
             RequestOptions::default(),
@@ -572,11 +581,14 @@ fn method_not_found_and_capabilities() {
     let mut cfg = server_config();
     cfg.allow_custom_methods = true;
     let mut p = Pair::new(client_config(), cfg);
-    p.client.initialize(p.now).unwrap();
-    p.drive();
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
     assert!(
-        p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/custom\"}\n")
-            .is_empty()
+        p.roundtrip(
+            SERVER,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/custom\"}\n"
+        )
+        .is_empty()
     );
 }
 
@@ -586,12 +598,11 @@ fn methods_follow_the_negotiated_version() {
         client_config().versions(&[ProtocolVersion::V2025_03_26]),
         server_config(),
     );
-    p.client.initialize(p.now).unwrap();
-    p.drive();
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
     let e = p
-        .server
         .send_request(
-            p.now,
+            SERVER,
             "elicitation/create",
             Some(raw("{}")),
             RequestOptions::default(),
@@ -600,14 +611,13 @@ fn methods_follow_the_negotiated_version() {
     assert_eq!(e.kind(), ErrorKind::MethodNotFound);
     let mut p = Pair::ready();
     assert!(
-        p.server
-            .send_request(
-                p.now,
-                "elicitation/create",
-                Some(raw("{}")),
-                RequestOptions::default()
-            )
-            .is_ok()
+        p.send_request(
+            SERVER,
+            "elicitation/create",
+            Some(raw("{}")),
+            RequestOptions::default()
+        )
+        .is_ok()
     );
 }
 
@@ -660,49 +670,54 @@ fn bounds_on_size_and_in_flight() {
     cfg.max_message_size = 400;
     cfg.max_inbound_in_flight = 2;
     let mut p = Pair::new(client_config(), cfg);
-    p.client.initialize(p.now).unwrap();
-    p.drive();
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
     let big = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"x\":\"{}\"}}}}\n",
         "a".repeat(1000)
     );
-    let out = p.server_roundtrip(&big);
+    let out = p.roundtrip(SERVER, &big);
     assert_eq!(out[0]["error"]["code"], ErrorKind::LimitExceeded.code());
     assert_eq!(out[0]["id"], serde_json::Value::Null);
     // Resynchronised: the next line works.
     assert_eq!(
-        p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")[0]["result"],
+        p.roundtrip(
+            SERVER,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
+        )[0]["result"],
         json!({})
     );
     // Oversized bodies through handle_message too.
-    p.server.handle_message(p.now, big.trim_end().as_bytes());
+    p.feed_message(SERVER, big.trim_end().as_bytes());
     assert_eq!(
-        collect(&mut p.server)[0]["error"]["code"],
+        p.take_sent(SERVER)[0]["error"]["code"],
         ErrorKind::LimitExceeded.code()
     );
     // In-flight limit.
     for id in 10..12 {
         assert!(
-            p.server_roundtrip(&format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n"
-            ))
+            p.roundtrip(
+                SERVER,
+                &format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n")
+            )
             .is_empty()
         );
     }
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/list\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/list\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], ErrorKind::LimitExceeded.code());
     // Outbound limit.
     let mut ccfg = client_config();
     ccfg.max_outbound_in_flight = 1;
     let mut p = Pair::new(ccfg, server_config());
-    p.client.initialize(p.now).unwrap();
-    p.drive();
-    p.client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+    p.initialize(CLIENT).unwrap();
+    p.deliver_all();
+    p.send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap();
     let e = p
-        .client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
 }
@@ -747,33 +762,34 @@ fn graceful_close_answers_every_pipelined_request() {
 fn local_close_refuses_new_requests_and_fails_pending() {
     let mut p = Pair::ready();
     let id = p
-        .client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
-    p.server.close(p.now);
-    assert_eq!(p.server.state(), State::Closing);
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\"}\n");
+    p.close(SERVER);
+    assert_eq!(p.server().state(), State::Closing);
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/list\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], ErrorKind::TransportClosed.code());
-    p.server.respond(&req.id, raw("{\"tools\":[]}")).unwrap();
-    p.drive();
-    assert!(p.server.is_closed());
+    p.respond(SERVER, &req.id, raw("{\"tools\":[]}")).unwrap();
+    p.deliver_all();
+    assert!(p.server().is_closed());
     assert!(
-        p.client_events
+        p.events[CLIENT]
             .iter()
             .any(|e| matches!(e, Event::Response { id: r, result: Ok(_) } if *r == id))
     );
-    assert!(matches!(p.server_events.last(), Some(Event::Closed(None))));
+    assert!(matches!(p.events[SERVER].last(), Some(Event::Closed(None))));
     // Client close: pending outbound fail once with TransportClosed.
     let id2 = p
-        .client
-        .send_request(p.now, "tools/list", None, RequestOptions::default())
+        .send_request(CLIENT, "tools/list", None, RequestOptions::default())
         .unwrap();
-    p.client.close(p.now);
-    let ev = p.take_client_events();
+    p.close(CLIENT);
+    let ev = p.take_events(CLIENT);
     let outcomes: Vec<_> = ev
         .iter()
         .filter(|e| matches!(e, Event::Response { id, .. } if *id == id2))
@@ -787,19 +803,18 @@ fn abrupt_close_fails_every_pending_request_exactly_once() {
     let mut ids = Vec::new();
     for _ in 0..10 {
         ids.push(
-            p.client
-                .send_request(p.now, "tools/list", None, RequestOptions::default())
+            p.send_request(CLIENT, "tools/list", None, RequestOptions::default())
                 .unwrap(),
         );
     }
-    p.drive();
-    p.client.handle_closed(
+    p.deliver_all();
+    p.sessions[CLIENT].handle_closed(
         p.now,
         Some(Error::new(ErrorKind::TransportError, "broken pipe")),
     );
-    p.client.handle_closed(p.now, None);
-    p.client.handle_timeout(p.now + Duration::from_secs(3600));
-    let ev = p.take_client_events();
+    p.sessions[CLIENT].handle_closed(p.now, None);
+    p.sessions[CLIENT].handle_timeout(p.now + Duration::from_secs(3600));
+    let ev = p.take_events(CLIENT);
     for id in &ids {
         let n = ev
             .iter()
@@ -815,13 +830,12 @@ fn abrupt_close_fails_every_pending_request_exactly_once() {
         matches!(ev.last(), Some(Event::Closed(Some(e))) if e.kind() == ErrorKind::TransportError)
     );
     assert_eq!(
-        p.client
-            .send_request(p.now, "tools/list", None, RequestOptions::default())
+        p.send_request(CLIENT, "tools/list", None, RequestOptions::default())
             .unwrap_err()
             .kind(),
         ErrorKind::TransportClosed
     );
-    assert_eq!(p.client.poll_timeout(), None);
+    assert_eq!(p.client().poll_timeout(), None);
 }
 
 #[test]
@@ -911,24 +925,23 @@ fn every_error_kind_crosses_the_wire_with_its_code() {
     let mut p = Pair::ready();
     for kind in kinds {
         let id = p
-            .client
-            .send_request(p.now, "tools/list", None, RequestOptions::default())
+            .send_request(CLIENT, "tools/list", None, RequestOptions::default())
             .unwrap();
-        p.drive();
-        let Some(Event::Request(req)) = p.server_events.pop() else {
+        p.deliver_all();
+        let Some(Event::Request(req)) = p.events[SERVER].pop() else {
             panic!()
         };
-        p.server
-            .respond_error(
-                &req.id,
-                Error::new(kind, "because").with_data(raw("{\"why\":1}")),
-            )
-            .unwrap();
-        p.drive();
+        p.respond_error(
+            SERVER,
+            &req.id,
+            Error::new(kind, "because").with_data(raw("{\"why\":1}")),
+        )
+        .unwrap();
+        p.deliver_all();
         let Some(Event::Response {
             id: rid,
             result: Err(e),
-        }) = p.client_events.pop()
+        }) = p.events[CLIENT].pop()
         else {
             panic!()
         };
@@ -943,44 +956,48 @@ fn every_error_kind_crosses_the_wire_with_its_code() {
 #[test]
 fn peer_errors_without_id_are_reported() {
     let mut p = Pair::ready();
-    p.client_input("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n");
-    let ev = p.take_client_events();
+    p.roundtrip(CLIENT, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n");
+    let ev = p.take_events(CLIENT);
     assert!(matches!(&ev[..], [Event::PeerError(e)] if e.kind() == ErrorKind::Parse));
 }
 
 #[test]
 fn notifications_pass_through_with_interned_methods() {
     let mut p = Pair::ready();
-    p.server
-        .notify(
-            "notifications/resources/updated",
-            Some(raw(r#"{"uri":"test://x"}"#)),
-        )
+    p.notify(
+        SERVER,
+        "notifications/resources/updated",
+        Some(raw(r#"{"uri":"test://x"}"#)),
+        None,
+    )
+    .unwrap();
+    p.notify(CLIENT, "notifications/roots/list_changed", None, None)
         .unwrap();
-    p.client
-        .notify("notifications/roots/list_changed", None)
-        .unwrap();
-    p.drive();
+    p.deliver_all();
     assert!(
-        matches!(&p.client_events[0], Event::Notification { method, params: Some(pr) }
+        matches!(&p.events[CLIENT][0], Event::Notification { method, params: Some(pr) }
         if method == "notifications/resources/updated" && pr.get() == r#"{"uri":"test://x"}"#)
     );
     assert!(
-        matches!(&p.server_events[0], Event::Notification { method, .. } if method == "notifications/roots/list_changed")
+        matches!(&p.events[SERVER][0], Event::Notification { method, .. } if method == "notifications/roots/list_changed")
     );
     // A server notification sent by the client is not delivered.
-    p.server_events.clear();
-    let out = p.server_roundtrip(
+    p.events[SERVER].clear();
+    let out = p.roundtrip(
+        SERVER,
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n",
     );
     assert!(out.is_empty());
     assert!(
-        p.take_server_events()
+        p.take_events(SERVER)
             .iter()
             .all(|e| matches!(e, Event::InvalidMessage(_)))
     );
     // Session-owned notifications cannot be sent by hand.
-    assert!(p.client.notify("notifications/cancelled", None).is_err());
+    assert!(
+        p.notify(CLIENT, "notifications/cancelled", None, None)
+            .is_err()
+    );
 }
 
 #[test]
@@ -997,37 +1014,35 @@ fn raw_framing_for_message_transports() {
 #[test]
 fn transmit_reports_related_request() {
     let mut p = Pair::ready();
-    p.client
-        .send_request(
-            p.now,
-            "tools/call",
-            Some(raw(r#"{"name":"x"}"#)),
-            RequestOptions {
-                progress: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
+    p.send_request(
+        CLIENT,
+        "tools/call",
+        Some(raw(r#"{"name":"x"}"#)),
+        RequestOptions {
+            progress: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
         panic!()
     };
-    p.server.report_progress(&req.id, 1.0, None, None).unwrap();
-    p.server
-        .send_request(
-            p.now,
-            "sampling/createMessage",
-            Some(raw("{}")),
-            RequestOptions {
-                related_to: Some(req.id.clone()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-    p.server.respond(&req.id, raw("{}")).unwrap();
+    p.report_progress(SERVER, &req.id, 1.0, None, None).unwrap();
+    p.send_request(
+        SERVER,
+        "sampling/createMessage",
+        Some(raw("{}")),
+        RequestOptions {
+            related_to: Some(req.id.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    p.respond(SERVER, &req.id, raw("{}")).unwrap();
     let mut buf = Vec::new();
     let mut related = Vec::new();
-    while let Some(t) = p.server.poll_transmit(&mut buf) {
+    while let Some(t) = p.sessions[SERVER].poll_transmit(&mut buf) {
         related.push((t.kind, t.related));
     }
     use mcp_proto::session::MessageKind::*;
@@ -1044,7 +1059,10 @@ fn transmit_reports_related_request() {
 #[test]
 fn modern_only_methods_get_method_not_found_before_the_handshake() {
     let mut p = Pair::default_pair();
-    let out = p.server_roundtrip("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n");
+    let out = p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n",
+    );
     assert_eq!(out[0]["error"]["code"], -32601);
 }
 
@@ -1055,29 +1073,27 @@ fn pretty_printed_raw_json_stays_on_one_line() {
         serde_json::to_string_pretty(&json!({"name": "echo", "arguments": {"text": "a\nb"}}))
             .unwrap();
     assert!(pretty.contains('\n'));
-    p.client
-        .send_request(
-            p.now,
-            "tools/call",
-            Some(raw(&pretty)),
-            RequestOptions::default(),
-        )
-        .unwrap();
-    p.drive();
-    let Event::Request(req) = p.server_events.remove(0) else {
-        panic!("{:?}", p.server_events)
+    p.send_request(
+        CLIENT,
+        "tools/call",
+        Some(raw(&pretty)),
+        RequestOptions::default(),
+    )
+    .unwrap();
+    p.deliver_all();
+    let Event::Request(req) = p.events[SERVER].remove(0) else {
+        panic!("{:?}", p.events[SERVER])
     };
     let v: serde_json::Value = serde_json::from_str(req.params.unwrap().get()).unwrap();
     assert_eq!(
         v["arguments"]["text"], "a\nb",
         "escaped newlines inside strings are untouched"
     );
-    p.server
-        .respond(&req.id, raw("{\n  \"content\": []\n}"))
+    p.respond(SERVER, &req.id, raw("{\n  \"content\": []\n}"))
         .unwrap();
-    p.drive();
+    p.deliver_all();
     assert!(matches!(
-        &p.client_events[0],
+        &p.events[CLIENT][0],
         Event::Response { result: Ok(_), .. }
     ));
 }
