@@ -1,10 +1,11 @@
 //! The connection engine: one task that drives one core `Session` over a byte stream.
 //!
 //! It reads the transport, feeds the session, dispatches events (inbound requests to the
-//! [`Service`], outcomes to waiting callers), runs request handlers concurrently on its own task
-//! (no spawn, no channel hop for the answer), arms one timer for the session's next deadline and
-//! writes what the session transmits — batching writes and flushing once per wake-up. The
-//! session is owned here alone: no lock on the hot path.
+//! [`Service`], outcomes to waiting callers) through the engine's
+//! [`Dispatcher`](crate::engine), runs request handlers (on tasks of their own where the runtime
+//! spawns), arms one timer for the session's next deadline and writes what the session
+//! transmits — batching writes and flushing once per wake-up. The session is owned here alone:
+//! no lock on the hot path.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -309,20 +310,14 @@ impl<R: Runtime> Future for Connection<R> {
                 now = this.rt.now();
             }
             let mut progressed = false;
-            // Commands from handles, and answers of spawned handlers.
-            progressed |= this.drain_commands(cx, now);
-            progressed |= this.poll_read(cx, now);
-            progressed |= this.drain_events(now);
-            // Handlers polled on this task (a runtime that does not spawn them). What a
+            // Handlers that finished, then the commands from handles and handlers: what a
             // handler sent before finishing (progress, log messages) goes out before its
-            // answer: drain commands first.
-            while let Poll::Ready(Some(done)) = this.handlers.poll_next(cx) {
-                this.completed.push(done);
-            }
+            // answer.
+            this.handlers.poll_done(cx, &mut this.completed);
+            progressed |= this.drain_commands(cx, now);
             if !this.completed.is_empty() {
                 progressed = true;
                 now = this.rt.now();
-                this.drain_commands(cx, now);
                 let mut completed = std::mem::take(&mut this.completed);
                 for ((), id, result) in completed.drain(..) {
                     if let Some(result) = result {
@@ -331,6 +326,8 @@ impl<R: Runtime> Future for Connection<R> {
                 }
                 this.completed = completed;
             }
+            progressed |= this.poll_read(cx, now);
+            progressed |= this.drain_events(now);
             if let Some(fired) = this.poll_timer(cx) {
                 now = fired;
                 progressed = true;
@@ -338,6 +335,9 @@ impl<R: Runtime> Future for Connection<R> {
             progressed |= this.drain_events(now);
             progressed |= this.poll_write(cx);
             progressed |= this.drain_events(now);
+            // Handlers just spawned run before more input is read: answers go out while
+            // requests come in, instead of after a whole budget of reading.
+            let spawned = this.handlers.take_spawned() > 0;
 
             if this.session.is_closed() && this.out.is_empty() && !this.needs_flush {
                 if !this.writer_closed && !this.write_failed {
@@ -358,6 +358,10 @@ impl<R: Runtime> Future for Connection<R> {
                     Some(e) if e.kind() == ErrorKind::TransportClosed => Ok(()),
                     Some(e) => Err(e),
                 });
+            }
+            if spawned {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
             }
             if !progressed {
                 return Poll::Pending;

@@ -3,9 +3,10 @@
 //!
 //! HTTP handlers hand each request to the engine through an [`HttpHandle`] and get back the
 //! reply head plus an [`HttpBody`]: complete bytes, or an [`SseStream`] of chunks the engine
-//! pulls from the endpoint. Each MCP session gets its own [`Peer`] and its own [`Service`];
-//! request handlers run concurrently on the engine's task (as in the byte-stream
-//! [`Connection`](crate::Connection)), and what they send through their `Peer` (progress, log
+//! pulls from the endpoint. Each MCP session gets its own [`Peer`], its own [`Service`] and the
+//! engine's per-session dispatcher (the same as a byte-stream
+//! [`Connection`](crate::Connection)'s); request handlers run on tasks of their own where the
+//! runtime spawns, and what they send through their `Peer` (progress, log
 //! messages, sampling requests) becomes `Endpoint` calls for their session. One timer follows
 //! [`Endpoint::poll_timeout`]. A dropped [`SseStream`] is reported with
 //! [`Endpoint::stream_closed`].
@@ -259,6 +260,8 @@ pub struct HttpEngine<R: Runtime> {
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
     handlers: Handlers<R, SessionId>,
+    /// Handlers that finished, between taking them and answering.
+    done: Vec<HandlerOutput<SessionId>>,
     streams: HashMap<StreamId, StreamSlot>,
     timer: DeadlineTimer,
     random: SessionIds,
@@ -293,6 +296,7 @@ impl<R: Runtime> HttpEngine<R> {
         };
         HttpEngine {
             handlers: Handlers::new(&rt),
+            done: Vec::new(),
             rt,
             endpoint,
             factory,
@@ -575,24 +579,29 @@ impl<R: Runtime> Future for HttpEngine<R> {
                 this.endpoint.stream_closed(now, id);
                 progressed = true;
             }
+            // Handlers that finished, then the commands: what a handler sent before
+            // finishing goes out before its answer.
+            let mut done = std::mem::take(&mut this.done);
+            this.handlers.poll_done(cx, &mut done);
             progressed |= this.drain_commands(cx, now);
-            progressed |= this.drain_events(now);
-            let mut done = Vec::new();
-            while let Poll::Ready(Some(d)) = this.handlers.poll_next(cx) {
-                done.push(d);
-            }
             if !done.is_empty() {
                 progressed = true;
-                // What a handler sent before finishing goes out before its answer.
-                this.drain_commands(cx, now);
-                for d in done {
+                for d in done.drain(..) {
                     this.on_handler_done(d, now);
                 }
             }
+            this.done = done;
+            progressed |= this.drain_events(now);
             progressed |= this.poll_timer(cx);
             progressed |= this.drain_events(now);
             progressed |= this.pump_streams(cx, now);
             progressed |= this.drain_events(now);
+            if this.handlers.take_spawned() > 0 {
+                // Handlers just spawned run before more requests are taken; the replies held
+                // for this turn wait for them (a fast handler's reply is then one whole body).
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
             if !progressed {
                 this.flush_deferred(now);
                 return Poll::Pending;

@@ -60,11 +60,6 @@ pub(crate) enum Command {
         message: Option<String>,
         meta: Option<Box<RawValue>>,
     },
-    /// A spawned handler's answer to inbound request `id` (behind what it sent before).
-    Answer {
-        id: RequestId,
-        result: Result<Box<RawValue>, Error>,
-    },
     Close,
 }
 

@@ -90,7 +90,14 @@ pub use mcp_service::{
 pub use runtime::TokioRuntime;
 
 /// The README's code, compiled as doc tests.
-#[cfg(all(doctest, feature = "stdio", feature = "child", feature = "http-server"))]
+#[cfg(all(
+    doctest,
+    feature = "stdio",
+    feature = "child",
+    feature = "http-server",
+    feature = "http-client",
+    feature = "ws"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 

@@ -3,25 +3,26 @@
 //!
 //! A handler runs on a task of its own where the runtime spawns ([`Runtime::spawn`]), so a
 //! handler that is slow to yield delays only itself: the engine keeps reading, writing,
-//! cancelling and serving every other request and session. Its answer comes back to the engine
-//! as a command on the session's queue, behind everything the handler sent before it
-//! (progress, log messages), so the order on the wire is the order the handler wrote. A runtime
-//! that cannot run tasks in the background ([`Runtime::spawns_handlers`] is false: a host with
-//! one thread and no executor, a deterministic test runtime) has its handlers polled on the
-//! engine's own task instead.
+//! cancelling and serving every other request and session. A finished handler's answer waits
+//! in a queue the engine takes it from; the engine first carries out every command already
+//! queued (what the handler sent before it finished: progress, log messages), so the order on
+//! the wire is the order the handler wrote. A runtime that cannot run tasks in the background
+//! ([`Runtime::spawns_handlers`] is false: a host with one thread and no executor, a
+//! deterministic test) has its handlers polled on the engine's own task instead.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use futures_util::stream::FuturesUnordered;
+use futures_util::task::AtomicWaker;
 use mcp_proto::{Error, Instant, RequestId};
 use serde_json::value::RawValue;
 
 use crate::cancel::CancellationToken;
-use crate::peer::{Command, Peer};
 use crate::runtime::{BoxFuture, Runtime};
 use crate::telemetry::{Direction, Outcome, Telemetry};
 
@@ -125,10 +126,20 @@ impl<T: Copy + Unpin> Future for Guarded<T> {
 }
 
 /// Where an engine's handler futures run: each on a spawned task of the runtime, or (a
-/// runtime that does not spawn handlers) together on the engine's task.
+/// runtime that does not spawn handlers) together on the engine's task. Either way the engine
+/// takes finished handlers from [`poll_next`](Self::poll_next).
 pub(crate) struct Handlers<R, T> {
     rt: Option<R>,
     local: FuturesUnordered<Guarded<T>>,
+    done: Arc<Done<T>>,
+    /// Handlers spawned since [`take_spawned`](Self::take_spawned).
+    spawned: usize,
+}
+
+/// Spawned handlers that finished, for the engine; it is woken when one is added.
+struct Done<T> {
+    queue: Mutex<Vec<HandlerOutput<T>>>,
+    waker: AtomicWaker,
 }
 
 impl<R: Runtime, T: Copy + Unpin + Send + 'static> Handlers<R, T> {
@@ -137,31 +148,54 @@ impl<R: Runtime, T: Copy + Unpin + Send + 'static> Handlers<R, T> {
         Handlers {
             rt: rt.spawns_handlers().then(|| rt.clone()),
             local: FuturesUnordered::new(),
+            done: Arc::new(Done {
+                queue: Mutex::new(Vec::new()),
+                waker: AtomicWaker::new(),
+            }),
+            spawned: 0,
         }
     }
 
-    /// Runs `handler`. A spawned one answers through `peer`'s queue ([`Command::Answer`]);
-    /// a local one is yielded by [`poll_next`](Self::poll_next).
-    pub(crate) fn run(&mut self, handler: Guarded<T>, peer: &Peer) {
+    /// Runs `handler`.
+    pub(crate) fn run(&mut self, handler: Guarded<T>) {
         match &self.rt {
             Some(rt) => {
-                let tx = peer.tx.clone();
+                let done = self.done.clone();
+                self.spawned += 1;
                 rt.spawn(Box::pin(async move {
-                    let (_, id, result) = handler.await;
-                    if let Some(result) = result {
-                        let _ = tx.unbounded_send(Command::Answer { id, result });
+                    let out = handler.await;
+                    if out.2.is_none() {
+                        return; // cancelled: never answered
                     }
+                    done.queue
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(out);
+                    done.waker.wake();
                 }));
             }
             None => self.local.push(handler),
         }
     }
 
-    /// The next local handler that finished.
-    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<HandlerOutput<T>>> {
-        if self.local.is_empty() {
-            return Poll::Ready(None);
+    /// How many handlers were spawned since the last call: the engine lets them run before
+    /// it reads more, so that answers go out as requests come in.
+    pub(crate) fn take_spawned(&mut self) -> usize {
+        std::mem::take(&mut self.spawned)
+    }
+
+    /// Moves every handler that finished into `out`. Whatever a handler sent before it
+    /// finished is in the session's command queue by then: drain that queue after this, and
+    /// before answering, so the answer goes out last.
+    pub(crate) fn poll_done(&mut self, cx: &mut Context<'_>, out: &mut Vec<HandlerOutput<T>>) {
+        if self.rt.is_some() {
+            self.done.waker.register(cx.waker());
+            out.append(&mut self.done.queue.lock().unwrap_or_else(|e| e.into_inner()));
         }
-        Pin::new(&mut self.local).poll_next(cx)
+        if !self.local.is_empty() {
+            while let Poll::Ready(Some(done)) = Pin::new(&mut self.local).poll_next(cx) {
+                out.push(done);
+            }
+        }
     }
 }

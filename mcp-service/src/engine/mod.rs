@@ -170,8 +170,7 @@ impl Dispatcher {
         }
     }
 
-    /// Carries out one command of the application (a `Peer` call, or a spawned handler's
-    /// answer).
+    /// Carries out one command of the application (a `Peer` call).
     pub(crate) fn apply(&mut self, core: &mut impl Core, cmd: Command, now: Instant) {
         let connection = self.peer.connection_id();
         match cmd {
@@ -227,7 +226,6 @@ impl Dispatcher {
                     tracing::debug!(target: "mcp", error = %e, "progress not sent");
                 }
             }
-            Command::Answer { id, result } => self.answer(core, id, result, now),
             Command::Close => core.close(now),
         }
     }
@@ -290,7 +288,7 @@ impl Dispatcher {
             }
             Event::Request(req) => {
                 let handler = self.start(req, now, tag);
-                handlers.run(handler, &self.peer);
+                handlers.run(handler);
             }
             Event::Notification { method, params } => {
                 self.telemetry
