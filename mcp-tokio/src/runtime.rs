@@ -69,4 +69,16 @@ impl Runtime for TokioRuntime {
     fn spawn(&self, fut: BoxFuture<()>) {
         drop(self.handle.spawn(fut));
     }
+
+    /// On a multi-threaded runtime handlers run on tasks of their own, so a busy one delays
+    /// only itself. A current-thread runtime runs every task on one thread: a handler would
+    /// share it with its connection either way, so it is polled on the connection's task
+    /// (no spawn, no hand-over per request), where one that yields still leaves the
+    /// connection and every other one served.
+    fn spawns_handlers(&self) -> bool {
+        !matches!(
+            self.handle.runtime_flavor(),
+            tokio::runtime::RuntimeFlavor::CurrentThread
+        )
+    }
 }
