@@ -10,7 +10,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 
-use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use futures_channel::mpsc::{self, UnboundedReceiver};
+
+use crate::notifications::{self, Notifications};
 use futures_channel::oneshot;
 use futures_core::Stream;
 use mcp_proto::schema::{
@@ -190,9 +192,9 @@ struct Caches {
 
 #[derive(Default)]
 struct Fanout {
-    notifications: Vec<UnboundedSender<ServerNotification>>,
-    logs: Vec<UnboundedSender<LoggingMessageNotificationParams>>,
-    updates: HashMap<String, Vec<UnboundedSender<ResourceUpdatedNotificationParams>>>,
+    notifications: Vec<notifications::Sender<ServerNotification>>,
+    logs: Vec<notifications::Sender<LoggingMessageNotificationParams>>,
+    updates: HashMap<String, Vec<notifications::Sender<ResourceUpdatedNotificationParams>>>,
 }
 
 struct ClientState {
@@ -289,7 +291,7 @@ impl Service for ClientService {
                     Some(u) => {
                         let mut f = lock(&self.state.fanout);
                         if let Some(subs) = f.updates.get_mut(&u.uri) {
-                            subs.retain(|s| s.unbounded_send(u.clone()).is_ok());
+                            subs.retain(|s| s.send(u.clone()));
                         }
                         ServerNotification::ResourceUpdated(u)
                     }
@@ -301,9 +303,7 @@ impl Service for ClientService {
                     serde_json::from_str::<LoggingMessageNotificationParams>(p.get()).ok()
                 }) {
                     Some(m) => {
-                        lock(&self.state.fanout)
-                            .logs
-                            .retain(|s| s.unbounded_send(m.clone()).is_ok());
+                        lock(&self.state.fanout).logs.retain(|s| s.send(m.clone()));
                         ServerNotification::Log(m)
                     }
                     None => return,
@@ -316,7 +316,7 @@ impl Service for ClientService {
         };
         lock(&self.state.fanout)
             .notifications
-            .retain(|s| s.unbounded_send(note.clone()).is_ok());
+            .retain(|s| s.send(note.clone()));
     }
 }
 
@@ -594,8 +594,8 @@ impl Client {
     pub async fn subscribe(
         &self,
         uri: &str,
-    ) -> Result<UnboundedReceiver<ResourceUpdatedNotificationParams>, Error> {
-        let (tx, rx) = mpsc::unbounded();
+    ) -> Result<Notifications<ResourceUpdatedNotificationParams>, Error> {
+        let (tx, rx) = notifications::channel(notifications::DEFAULT_CAPACITY);
         lock(&self.state.fanout)
             .updates
             .entry(uri.to_owned())
@@ -682,16 +682,18 @@ impl Client {
             .map(|_| ())
     }
 
-    /// A stream of the server's log messages.
-    pub fn log_messages(&self) -> UnboundedReceiver<LoggingMessageNotificationParams> {
-        let (tx, rx) = mpsc::unbounded();
+    /// A stream of the server's log messages: bounded, the oldest dropped and counted when
+    /// it is not read (see [`Notifications`]).
+    pub fn log_messages(&self) -> Notifications<LoggingMessageNotificationParams> {
+        let (tx, rx) = notifications::channel(notifications::DEFAULT_CAPACITY);
         lock(&self.state.fanout).logs.push(tx);
         rx
     }
 
-    /// A stream of every server notification.
-    pub fn notifications(&self) -> UnboundedReceiver<ServerNotification> {
-        let (tx, rx) = mpsc::unbounded();
+    /// A stream of every server notification: bounded, the oldest dropped and counted when
+    /// it is not read (see [`Notifications`]).
+    pub fn notifications(&self) -> Notifications<ServerNotification> {
+        let (tx, rx) = notifications::channel(notifications::DEFAULT_CAPACITY);
         lock(&self.state.fanout).notifications.push(tx);
         rx
     }

@@ -31,7 +31,17 @@ pub struct ByteStream {
     pub(crate) writer: Pin<Box<dyn AsyncWrite + Send>>,
 }
 
+/// The read half of a [`ByteStream`].
+pub type ReadHalf = Pin<Box<dyn AsyncRead + Send>>;
+/// The write half of a [`ByteStream`].
+pub type WriteHalf = Pin<Box<dyn AsyncWrite + Send>>;
+
 impl ByteStream {
+    /// The stream's read and write halves.
+    pub fn into_parts(self) -> (ReadHalf, WriteHalf) {
+        (self.reader, self.writer)
+    }
+
     /// A stream from a read half and a write half.
     pub fn new(
         reader: impl AsyncRead + Send + 'static,

@@ -44,6 +44,7 @@ pub mod hyper_io;
 #[cfg(feature = "http-server")]
 pub mod hyper_server;
 pub mod memory;
+pub mod notifications;
 mod raw;
 pub mod sim;
 pub mod telemetry;
@@ -51,6 +52,7 @@ pub mod telemetry;
 pub mod ws;
 
 pub use connection::{ByteStream, Connection, connection};
+pub use notifications::Notifications;
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;
 pub mod elicitation;

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use futures_channel::mpsc;
+use crate::notifications::Notifications;
 use mcp_proto::{Duration, Error, ErrorKind, RequestId};
 
 /// Which way a message went.
@@ -145,11 +145,12 @@ impl Telemetry {
         self.observers.push(Arc::new(f));
     }
 
-    /// Adds an observer that forwards every event into a stream.
-    pub fn subscribe(&mut self) -> mpsc::UnboundedReceiver<TelemetryEvent> {
-        let (tx, rx) = mpsc::unbounded();
+    /// Adds an observer that forwards every event into a stream: bounded, the oldest dropped
+    /// and counted when it is not read (see [`Notifications`]).
+    pub fn subscribe(&mut self) -> Notifications<TelemetryEvent> {
+        let (tx, rx) = crate::notifications::channel(crate::notifications::DEFAULT_CAPACITY);
         self.observe(move |e| {
-            let _ = tx.unbounded_send(e.clone());
+            tx.send(e.clone());
         });
         rx
     }

@@ -315,17 +315,12 @@ async fn run(target: &Target, w: &mut Walk) {
     let Some(client) = child else { return };
     let logs = Arc::new(Mutex::new(Vec::<LoggingMessageNotificationParams>::new()));
     {
-        // Collect log messages on a task (the receiver is a futures Stream; poll it by hand to
-        // need no extra dependency).
+        // Collect log messages on a task.
         let mut rx = client.log_messages();
         let logs = logs.clone();
         tokio::spawn(async move {
-            loop {
-                match rx.try_recv() {
-                    Ok(m) => logs.lock().unwrap_or_else(|e| e.into_inner()).push(m),
-                    Err(e) if e.is_closed() => break,
-                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-                }
+            while let Some(m) = rx.recv().await {
+                logs.lock().unwrap_or_else(|e| e.into_inner()).push(m);
             }
         });
     }
@@ -925,14 +920,10 @@ async fn run(target: &Target, w: &mut Walk) {
                 "toggle on: {}",
                 to_json(&r)
             );
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-            let update = loop {
-                match rx.try_recv() {
-                    Ok(u) => break Some(u),
-                    Err(_) if tokio::time::Instant::now() >= deadline => break None,
-                    Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-                }
-            };
+            let update = tokio::time::timeout(Duration::from_secs(3), rx.recv())
+                .await
+                .ok()
+                .flatten();
             client
                 .call_tool("toggle-subscriber-updates", json!({}))
                 .await
