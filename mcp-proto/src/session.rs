@@ -118,7 +118,7 @@ impl Config {
         self
     }
 
-    fn latest_handshake(&self) -> Option<ProtocolVersion> {
+    pub(crate) fn latest_handshake(&self) -> Option<ProtocolVersion> {
         self.versions
             .iter()
             .copied()
@@ -469,6 +469,68 @@ impl Session {
     /// A server session. It answers `initialize` itself from its [`Config`].
     pub fn server(config: Config) -> Self {
         Session::new(false, config)
+    }
+
+    /// A server session that starts ready, at `version`, for a peer that describes itself with
+    /// `peer_info` and `peer_capabilities` (JSON objects): no handshake is run or expected, as
+    /// when each request carries what a handshake would have agreed (stateless Streamable
+    /// HTTP; the 2026-07-28 era). Its `Event::Ready` is the first event.
+    ///
+    /// Fails with [`ErrorKind::ProtocolVersionMismatch`] when `version` is not one of the
+    /// configured versions, and [`ErrorKind::InvalidParams`] when the peer's info or
+    /// capabilities are not JSON objects.
+    ///
+    /// ```
+    /// use mcp_proto::session::{Config, Event, Session, State};
+    /// use mcp_proto::{Instant, ProtocolVersion};
+    /// use serde_json::value::RawValue;
+    ///
+    /// let obj = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+    /// let mut s = Session::server_ready(
+    ///     Config::new("srv", "1").capabilities(obj(r#"{"tools":{}}"#)),
+    ///     ProtocolVersion::V2025_06_18,
+    ///     obj(r#"{"name":"c","version":"0"}"#),
+    ///     obj("{}"),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(s.state(), State::Ready);
+    /// assert!(matches!(s.poll_event(), Some(Event::Ready { .. })));
+    /// s.handle_message(Instant::ZERO, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    /// assert!(matches!(s.poll_event(), Some(Event::Request(_))));
+    /// ```
+    pub fn server_ready(
+        config: Config,
+        version: ProtocolVersion,
+        peer_info: Box<RawValue>,
+        peer_capabilities: Box<RawValue>,
+    ) -> Result<Self, Error> {
+        if !config.versions.contains(&version) {
+            return Err(Error::new(
+                ErrorKind::ProtocolVersionMismatch,
+                alloc::format!("protocol version {} is not configured", version.as_str()),
+            ));
+        }
+        if !peer_info.get().starts_with('{') || !peer_capabilities.get().starts_with('{') {
+            return Err(Error::invalid_params(
+                "the peer's info and capabilities must be JSON objects",
+            ));
+        }
+        let mut s = Session::new(false, config);
+        s.peer = Some(PeerInfo {
+            caps: CapSet::parse(&peer_capabilities),
+            info: peer_info.clone(),
+            capabilities: peer_capabilities.clone(),
+            instructions: None,
+        });
+        s.version = Some(version);
+        s.state = State::Ready;
+        s.events.push_back(Event::Ready {
+            version,
+            peer_info,
+            peer_capabilities,
+            instructions: None,
+        });
+        Ok(s)
     }
 
     fn new(client: bool, config: Config) -> Self {

@@ -1118,3 +1118,63 @@ fn nothing_is_sent_after_a_failed_handshake() {
     );
     assert!(c.is_closed());
 }
+
+#[test]
+fn a_server_session_can_start_ready_without_a_handshake() {
+    let obj = |s: &str| serde_json::value::RawValue::from_string(s.to_owned()).unwrap();
+    let now = mcp_proto::Instant::ZERO;
+    let err = Session::server_ready(
+        server_config().versions(&[ProtocolVersion::V2025_06_18]),
+        ProtocolVersion::V2025_11_25,
+        obj("{}"),
+        obj("{}"),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ProtocolVersionMismatch);
+    let err = Session::server_ready(
+        server_config(),
+        ProtocolVersion::V2025_11_25,
+        obj("[]"),
+        obj("{}"),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+
+    let mut s = Session::server_ready(
+        server_config(),
+        ProtocolVersion::V2025_11_25,
+        obj(r#"{"name":"c","version":"1"}"#),
+        obj(r#"{"roots":{}}"#),
+    )
+    .unwrap();
+    assert_eq!(s.state(), State::Ready);
+    assert_eq!(s.version(), Some(ProtocolVersion::V2025_11_25));
+    match s.poll_event() {
+        Some(Event::Ready {
+            version, peer_info, ..
+        }) => {
+            assert_eq!(version, ProtocolVersion::V2025_11_25);
+            assert_eq!(peer_info.get(), r#"{"name":"c","version":"1"}"#);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(collect(&mut s).is_empty(), "nothing of a handshake is sent");
+    // Requests are served at once; the peer's declared capabilities count (roots/list may be
+    // sent to it).
+    s.handle_bytes(now, b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n");
+    let out = collect(&mut s);
+    assert_eq!(out[0]["id"], 7);
+    assert!(out[0]["result"].is_object());
+    assert!(
+        s.send_request(now, "roots/list", None, RequestOptions::default())
+            .is_ok()
+    );
+    // A handshake on a session already ready is refused.
+    s.handle_bytes(now, init_line("2025-11-25").as_bytes());
+    let out = collect(&mut s);
+    let answer = out
+        .iter()
+        .find(|m| m["id"] == 0)
+        .expect("initialize answered");
+    assert!(answer["error"].is_object(), "{answer}");
+}

@@ -609,10 +609,14 @@ impl Endpoint {
             sid = SessionId::from_u128(self.next_transient);
         }
         self.next_transient = self.next_transient.wrapping_add(1);
-        let mut session = Session::server(self.config.session.clone());
-        if !c.initialize {
-            pre_initialize(&mut session, now, version, &mut self.scratch);
-        }
+        let session = if c.initialize {
+            Session::server(self.config.session.clone())
+        } else {
+            match stateless_session(&self.config.session, version) {
+                Ok(s) => s,
+                Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32600, &e.to_string(), None),
+            }
+        };
         let mut entry = Entry::new(session, None, true, now);
         self.stats.sessions_created += 1;
         let json = self.config.response_mode != ResponseMode::Sse;
@@ -1459,32 +1463,25 @@ fn batch_ids(bytes: &[u8]) -> Vec<RequestId> {
     ids
 }
 
-/// Puts a stateless session straight into the ready state for `version`, as if a client
-/// without capabilities had completed the handshake (the handshake's own messages are
-/// discarded; its `Ready` event stays for the application).
-fn pre_initialize(
-    session: &mut Session,
-    now: Instant,
+/// The session serving one stateless POST at `version`: ready from the start, for a client
+/// that declared no capabilities (a stateless POST carries none).
+fn stateless_session(
+    config: &crate::session::Config,
     version: ProtocolVersion,
-    scratch: &mut Vec<u8>,
-) {
-    let mut init = Vec::with_capacity(192);
-    init.extend_from_slice(
-        b"{\"jsonrpc\":\"2.0\",\"id\":\"mcp-proto/stateless\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":",
-    );
-    jsonrpc::write_json_str(&mut init, version.as_str());
-    init.extend_from_slice(
-        b",\"capabilities\":{},\"clientInfo\":{\"name\":\"stateless-http-client\",\"version\":\"0\"}}}",
-    );
-    session.handle_message(now, &init);
-    scratch.clear();
-    while session.poll_transmit(scratch).is_some() {
-        scratch.clear();
-    }
-    session.handle_message(
-        now,
-        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-    );
+) -> Result<Session, Error> {
+    let raw = |s: &str| serde_json::value::RawValue::from_string(s.into());
+    let info = raw("{\"name\":\"stateless-http-client\",\"version\":\"0\"}")
+        .map_err(|_| Error::internal("peer info"))?;
+    let caps = raw("{}").map_err(|_| Error::internal("peer capabilities"))?;
+    // No header: the default version, or the latest one configured when it is not.
+    let version = if config.versions.contains(&version) {
+        version
+    } else {
+        config
+            .latest_handshake()
+            .ok_or_else(|| Error::invalid_request("no handshake-era version is configured"))?
+    };
+    Session::server_ready(config.clone(), version, info, caps)
 }
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
