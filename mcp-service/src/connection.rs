@@ -1,8 +1,8 @@
 //! The connection engine: one task that drives one core `Session` over a byte stream.
 //!
 //! It reads the transport, feeds the session, dispatches events (inbound requests to the
-//! [`Service`], outcomes to waiting callers) through the engine's
-//! [`Dispatcher`](crate::engine), runs request handlers (on tasks of their own where the runtime
+//! [`Service`], outcomes to waiting callers) through the engine's per-session dispatcher (the
+//! same one every HTTP session has), runs request handlers (on tasks of their own where the runtime
 //! spawns), arms one timer for the session's next deadline and writes what the session
 //! transmits — batching writes and flushing once per wake-up. The session is owned here alone:
 //! no lock on the hot path.

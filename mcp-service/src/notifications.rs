@@ -3,8 +3,8 @@
 //!
 //! Each subscriber ([`Client::notifications`](crate::Client::notifications),
 //! [`Client::log_messages`](crate::Client::log_messages),
-//! [`Client::subscribe`](crate::Client::subscribe), [`Telemetry::subscribe`]
-//! (crate::Telemetry::subscribe)) gets its own queue of at most [`Notifications::capacity`]
+//! [`Client::subscribe`](crate::Client::subscribe),
+//! [`Telemetry::subscribe`](crate::Telemetry::subscribe)) gets its own queue of at most [`Notifications::capacity`]
 //! items. When it is full the oldest item is dropped and counted ([`Notifications::dropped`]):
 //! an application that never reads costs a fixed amount of memory, and the connection is never
 //! held up by it. The stream ends once its sender is gone (the connection closed) and the queue
