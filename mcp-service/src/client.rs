@@ -30,7 +30,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::connection::{ByteStream, connection};
+use crate::connection::{Transport, connection};
 use crate::peer::{Peer, PeerInfo, Progress, Request, ResponseFuture};
 use crate::runtime::{BoxFuture, Runtime};
 use crate::server::PARTIAL_CONTENT_META;
@@ -355,10 +355,11 @@ impl Client {
     /// and the client is returned once the server answered.
     pub async fn connect<R: Runtime>(
         rt: R,
-        transport: ByteStream,
+        transport: impl Into<Transport>,
         options: ClientOptions,
     ) -> Result<Client, Error> {
-        let config = options.session_config()?;
+        let transport = transport.into();
+        let config = transport.adapt(options.session_config()?);
         let state = Arc::new(ClientState {
             caches: Mutex::new(Caches::default()),
             fanout: Mutex::new(Fanout::default()),

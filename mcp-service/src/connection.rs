@@ -16,7 +16,7 @@ use futures_channel::mpsc::{self, UnboundedReceiver};
 use futures_channel::oneshot;
 use futures_core::Stream;
 use futures_io::{AsyncRead, AsyncWrite};
-use mcp_proto::session::Session;
+use mcp_proto::session::{Config, Framing, Session};
 use mcp_proto::{Error, ErrorKind, Instant};
 
 use crate::engine::{Dispatcher, HandlerOutput, Handlers};
@@ -60,6 +60,68 @@ impl std::fmt::Debug for ByteStream {
     }
 }
 
+/// A transport of whole messages: one JSON-RPC message (or batch) per frame, as WebSocket
+/// carries them, or any framed channel a host plugs in. The connection feeds each received
+/// frame to the session as one message ([`Session::handle_message`]) and sends each message
+/// the session transmits as one frame (the session's framing is [`Framing::Raw`]: no newline).
+///
+/// The methods follow `futures`' `Stream` and `Sink`: [`poll_recv`](Self::poll_recv) is the
+/// stream, [`poll_ready`](Self::poll_ready) / [`start_send`](Self::start_send) /
+/// [`poll_flush`](Self::poll_flush) / [`poll_close`](Self::poll_close) the sink. While the
+/// sink is not ready the connection reads no more frames (backpressure on a peer that does not
+/// read).
+pub trait MessageTransport: Send + 'static {
+    /// The next received frame; `None` at the end of input.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<std::io::Result<Vec<u8>>>>;
+    /// Ready to take one frame with [`start_send`](Self::start_send).
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
+    /// Queues one frame (after `poll_ready` said ready).
+    fn start_send(&mut self, message: Vec<u8>) -> std::io::Result<()>;
+    /// Sends what was queued.
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
+    /// Flushes and closes the sending side (a WebSocket runs its close handshake here).
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
+}
+
+/// What a connection runs over: a byte stream (NDJSON) or a message transport.
+pub enum Transport {
+    /// A byte stream: messages are newline-delimited JSON.
+    Bytes(ByteStream),
+    /// One message per frame.
+    Messages(Box<dyn MessageTransport>),
+}
+
+impl Transport {
+    /// A message transport.
+    pub fn messages(transport: impl MessageTransport) -> Self {
+        Transport::Messages(Box::new(transport))
+    }
+
+    /// `config` with the framing this transport needs.
+    pub(crate) fn adapt(&self, mut config: Config) -> Config {
+        config.framing = match self {
+            Transport::Bytes(_) => Framing::Ndjson,
+            Transport::Messages(_) => Framing::Raw,
+        };
+        config
+    }
+}
+
+impl From<ByteStream> for Transport {
+    fn from(stream: ByteStream) -> Self {
+        Transport::Bytes(stream)
+    }
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Transport::Bytes(_) => f.write_str("Transport::Bytes"),
+            Transport::Messages(_) => f.write_str("Transport::Messages"),
+        }
+    }
+}
+
 const READ_CHUNK: usize = 64 * 1024;
 /// Stop reading while this much output waits to be written (backpressure against a peer that
 /// does not read; a peer that reads never reaches it, since what it asked for is bounded by the
@@ -68,16 +130,35 @@ const WRITE_HIGH_WATER: usize = 16 * 1024 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
+/// The error of a failed write: the peer closing its end is the transport closing, not a
+/// fault of it.
+fn write_error(e: &std::io::Error) -> Error {
+    let kind = match e.kind() {
+        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
+            ErrorKind::TransportClosed
+        }
+        _ => ErrorKind::TransportError,
+    };
+    Error::new(kind, format!("write failed: {e}"))
+}
+
 /// The future that runs one connection until it closes. Await it or spawn it.
 #[must_use = "a connection does nothing unless awaited or spawned"]
 pub struct Connection<R: Runtime> {
     rt: R,
     session: Session,
-    reader: Option<Pin<Box<dyn AsyncRead + Send>>>,
+    reader: Option<ReadHalf>,
+    /// The message transport, when the connection runs over one (then `reader` is `None` and
+    /// `writer` unused).
+    messages: Option<Box<dyn MessageTransport>>,
+    /// The message transport's input ended or failed.
+    input_done: bool,
+    /// The message transport's sink was not ready: read no more until it is.
+    send_blocked: bool,
     /// The reader returned `Pending` during the current `poll`: its waker is registered, so
     /// reading again before the next wake-up would only cost a system call (`EAGAIN`).
     read_parked: bool,
-    writer: Pin<Box<dyn AsyncWrite + Send>>,
+    writer: WriteHalf,
     read_buf: Box<[u8]>,
     out: Vec<u8>,
     out_pos: usize,
@@ -106,7 +187,7 @@ impl<R: Runtime> std::fmt::Debug for Connection<R> {
 pub fn connection<R: Runtime>(
     rt: R,
     mut session: Session,
-    transport: ByteStream,
+    transport: impl Into<Transport>,
     service: Arc<dyn Service>,
     telemetry: Telemetry,
 ) -> (
@@ -127,15 +208,25 @@ pub fn connection<R: Runtime>(
     {
         dispatcher.fail_ready(e);
     }
+    let (reader, writer, messages, buf) = match transport.into() {
+        Transport::Bytes(b) => (Some(b.reader), b.writer, None, READ_CHUNK),
+        Transport::Messages(m) => {
+            let unused: WriteHalf = Box::pin(futures_util::io::sink());
+            (None, unused, Some(m), 0)
+        }
+    };
     let conn = Connection {
         handlers: Handlers::new(&rt),
         rt,
         session,
-        reader: Some(transport.reader),
+        reader,
+        messages,
+        input_done: false,
+        send_blocked: false,
         read_parked: false,
-        writer: transport.writer,
-        read_buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
-        out: Vec::with_capacity(READ_CHUNK),
+        writer,
+        read_buf: vec![0u8; buf].into_boxed_slice(),
+        out: Vec::with_capacity(buf),
         out_pos: 0,
         needs_flush: false,
         writer_closed: false,
@@ -172,6 +263,9 @@ impl<R: Runtime> Connection<R> {
         let mut progressed = false;
         if self.write_failed {
             return false;
+        }
+        if self.messages.is_some() {
+            return self.poll_send_messages(cx);
         }
         loop {
             // Drop what was already written before appending more, so that the buffer holds
@@ -239,6 +333,51 @@ impl<R: Runtime> Connection<R> {
         progressed
     }
 
+    /// Sends what the session transmits, one message per frame, as the sink takes them.
+    fn poll_send_messages(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(t) = self.messages.as_mut() else {
+            return false;
+        };
+        let mut progressed = false;
+        let mut failed = None;
+        self.send_blocked = false;
+        while self.session.has_transmit() {
+            match t.poll_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+                Poll::Pending => {
+                    self.send_blocked = true;
+                    break;
+                }
+            }
+            let mut message = Vec::new();
+            if self.session.poll_transmit(&mut message).is_none() {
+                break;
+            }
+            if let Err(e) = t.start_send(message) {
+                failed = Some(e);
+                break;
+            }
+            self.needs_flush = true;
+            progressed = true;
+        }
+        if failed.is_none() && self.needs_flush {
+            match t.poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.needs_flush = false,
+                Poll::Ready(Err(e)) => failed = Some(e),
+                Poll::Pending => {}
+            }
+        }
+        if let Some(e) = failed {
+            self.fail_transport(write_error(&e));
+            return true;
+        }
+        progressed
+    }
+
     fn fail_transport(&mut self, e: Error) {
         self.write_failed = true;
         self.out.clear();
@@ -250,6 +389,37 @@ impl<R: Runtime> Connection<R> {
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         if self.read_parked || self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
             return false; // parked until woken, or backpressure: the peer is not reading
+        }
+        if let Some(t) = self.messages.as_mut() {
+            if self.send_blocked || self.write_failed || self.input_done {
+                return false;
+            }
+            return match t.poll_recv(cx) {
+                Poll::Ready(Some(Ok(message))) => {
+                    self.session.handle_message(now, &message);
+                    true
+                }
+                Poll::Ready(None) => {
+                    self.input_done = true;
+                    self.session.handle_input_closed(now);
+                    true
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    self.input_done = true;
+                    self.session.handle_closed(
+                        now,
+                        Some(Error::new(
+                            ErrorKind::TransportError,
+                            format!("read failed: {e}"),
+                        )),
+                    );
+                    true
+                }
+                Poll::Pending => {
+                    self.read_parked = true;
+                    false
+                }
+            };
         }
         let Some(reader) = self.reader.as_mut() else {
             return false;
@@ -351,7 +521,11 @@ impl<R: Runtime> Future for Connection<R> {
 
             if this.session.is_closed() && this.out.is_empty() && !this.needs_flush {
                 if !this.writer_closed && !this.write_failed {
-                    match this.writer.as_mut().poll_close(cx) {
+                    let closed = match this.messages.as_mut() {
+                        Some(t) => t.poll_close(cx),
+                        None => this.writer.as_mut().poll_close(cx),
+                    };
+                    match closed {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(_) => this.writer_closed = true,
                     }

@@ -51,7 +51,7 @@ pub mod telemetry;
 #[cfg(feature = "ws")]
 pub mod ws;
 
-pub use connection::{ByteStream, Connection, connection};
+pub use connection::{ByteStream, Connection, MessageTransport, Transport, connection};
 pub use notifications::Notifications;
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;

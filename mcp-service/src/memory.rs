@@ -29,14 +29,14 @@ pub fn duplex(capacity: usize) -> (ByteStream, ByteStream) {
 }
 
 /// Bytes received as one piece (a line, a frame) and handed out to `poll_read` calls in parts.
-#[cfg(any(feature = "http-client", feature = "ws", test))]
+#[cfg(any(feature = "http-client", test))]
 #[derive(Default)]
 pub(crate) struct ReadChunk {
     bytes: Vec<u8>,
     pos: usize,
 }
 
-#[cfg(any(feature = "http-client", feature = "ws", test))]
+#[cfg(any(feature = "http-client", test))]
 impl ReadChunk {
     /// Copies what is left into `buf`; `None` once everything was handed out.
     pub(crate) fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
@@ -50,18 +50,9 @@ impl ReadChunk {
     }
 
     /// Replaces the contents with `bytes`.
-    #[cfg(any(feature = "http-client", test))]
     pub(crate) fn set(&mut self, bytes: Vec<u8>) {
         self.bytes = bytes;
         self.pos = 0;
-    }
-
-    /// Empties the chunk for refilling in place (keeping its allocation).
-    #[cfg(any(feature = "ws", test))]
-    pub(crate) fn refill(&mut self) -> &mut Vec<u8> {
-        self.bytes.clear();
-        self.pos = 0;
-        &mut self.bytes
     }
 }
 
@@ -361,7 +352,7 @@ mod tests {
         assert_eq!(c.read_into(&mut buf), Some(1));
         assert_eq!(buf[0], b'g');
         assert_eq!(c.read_into(&mut buf), None);
-        c.refill().extend_from_slice(b"xy");
+        c.set(b"xy".to_vec());
         assert_eq!(c.read_into(&mut buf), Some(2));
         assert_eq!(&buf[..2], b"xy");
         assert_eq!(c.read_into(&mut buf), None);

@@ -49,7 +49,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::connection::{ByteStream, connection};
+use crate::connection::{Transport, connection};
 use crate::peer::Peer;
 use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
@@ -746,8 +746,14 @@ impl Server {
     }
 
     /// Serves one connection over `transport` until it closes (at input EOF every in-flight
-    /// request is answered and flushed first).
-    pub async fn serve<R: Runtime>(&self, rt: R, transport: ByteStream) -> Result<(), Error> {
+    /// request is answered and flushed first). `transport` is a
+    /// [`ByteStream`](crate::ByteStream) (NDJSON) or a [`Transport::Messages`] (one message per
+    /// frame).
+    pub async fn serve<R: Runtime>(
+        &self,
+        rt: R,
+        transport: impl Into<Transport>,
+    ) -> Result<(), Error> {
         self.serve_with(rt, transport, self.inner.config.clone())
             .await
     }
@@ -756,10 +762,11 @@ impl Server {
     pub async fn serve_with<R: Runtime>(
         &self,
         rt: R,
-        transport: ByteStream,
+        transport: impl Into<Transport>,
         config: Config,
     ) -> Result<(), Error> {
-        let session = Session::server(config);
+        let transport = transport.into();
+        let session = Session::server(transport.adapt(config));
         let (service, state_slot) = ServerService::new(self.inner.clone());
         let (peer, conn, _ready) = connection(
             rt,

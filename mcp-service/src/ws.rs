@@ -5,8 +5,8 @@
 //! HTTP only. It is offered for hosts that want one long-lived, bidirectional connection through
 //! infrastructure that speaks WebSocket. The wire rules:
 //!
-//! - one JSON-RPC message per WebSocket **text** frame (raw CR/LF inside a frame are JSON
-//!   whitespace and are read as spaces); binary frames are refused with close code 1003;
+//! - one JSON-RPC message per WebSocket **text** frame (fed to the session whole, so raw CR/LF
+//!   inside a frame are just JSON whitespace); binary frames are refused with close code 1003;
 //! - the subprotocol `mcp` (`Sec-WebSocket-Protocol`) is offered by clients and selected by
 //!   servers; a client offering no subprotocol is accepted too, one offering only others is
 //!   refused (400);
@@ -20,16 +20,16 @@
 //!
 //! What lives here: the handshake policy ([`handshake`], answering an HTTP upgrade request with
 //! 101 or a clear refusal), [`WsConfig`], the client's request ([`client_request`]), and
-//! [`byte_stream`], which turns a tungstenite message stream into the NDJSON
-//! [`ByteStream`] the connection engine runs on — so the engine, the session and the typed
-//! layer are unchanged — plus [`serve_connection`] (hyper answers the upgrade of one accepted
+//! [`transport`], which turns a tungstenite message stream into the message
+//! [`Transport`] the connection engine runs on (each frame one message for the session, with
+//! no re-framing), plus [`serve_connection`] (hyper answers the upgrade of one accepted
 //! connection, `async-tungstenite` runs the session) and [`connect_over`] (the client handshake
 //! over a connected socket), so both drivers share all of it. It never opens sockets.
 
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -44,8 +44,7 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, Utf8Bytes};
 
-use crate::connection::ByteStream;
-use crate::memory::ReadChunk;
+use crate::connection::{MessageTransport, Transport};
 use crate::runtime::{BoxFuture, Runtime};
 
 pub use tungstenite;
@@ -398,22 +397,20 @@ pub fn client_handshake_error(url: &str, e: tungstenite::Error) -> Error {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The byte stream adapter
+// The message transport
 // ---------------------------------------------------------------------------------------------
 
 /// Runs MCP over an established WebSocket: `ws` is a tungstenite message stream and sink
 /// (`tokio_tungstenite::WebSocketStream` or `async_tungstenite::WebSocketStream`), the result a
-/// [`ByteStream`] for [`Server::serve`](crate::Server::serve) or
-/// [`Client::connect`](crate::Client::connect).
+/// [`Transport`] for [`Server::serve`](crate::Server::serve) or
+/// [`Client::connect`](crate::Client::connect): each text frame is one message for the
+/// session, each message the session sends one text frame.
 ///
-/// Each incoming text frame becomes one NDJSON line (its raw CR/LF, JSON whitespace, read as
-/// spaces); each outgoing line one text frame, written in batches and flushed when the
-/// connection flushes. A binary frame is refused: the read fails and the connection closes
-/// with code 1003. A read error closes with 1009 (message too big), 1007 (invalid UTF-8) or
-/// 1002 (protocol violation). Closing the byte stream runs the close handshake: a close frame
-/// (1000 unless a refusal chose another code), then, unless the peer already closed, reading
-/// until the peer's close frame or `close_timeout` on `rt`.
-pub fn byte_stream<R, S>(rt: R, ws: S, close_timeout: Duration) -> ByteStream
+/// A binary frame is refused: the connection closes with code 1003. A read error closes with
+/// 1009 (message too big), 1007 (invalid UTF-8) or 1002 (protocol violation). Closing runs the
+/// close handshake: a close frame (1000 unless a refusal chose another code), then, unless the
+/// peer already closed, reading until the peer's close frame or `close_timeout` on `rt`.
+pub fn transport<R, S>(rt: R, ws: S, close_timeout: Duration) -> Transport
 where
     R: Runtime,
     S: Stream<Item = Result<Message, tungstenite::Error>>
@@ -422,37 +419,32 @@ where
         + Unpin
         + 'static,
 {
-    let shared = Arc::new(Mutex::new(Shared {
+    Transport::messages(WsTransport {
         ws,
+        rt,
         close: None,
         peer_closed: false,
-    }));
-    let reader = WsReader {
-        shared: shared.clone(),
-        pending: ReadChunk::default(),
         done: false,
-    };
-    let writer = WsWriter {
-        shared,
-        rt,
-        line: Vec::new(),
         close_timeout,
         state: CloseState::Open,
-    };
-    ByteStream::new(reader, writer)
+    })
 }
 
-/// The WebSocket, shared by the two halves. Both are polled by the one connection task, so
-/// the lock is never contended; it only makes the halves separately ownable.
-struct Shared<S> {
+/// A WebSocket as a [`MessageTransport`].
+struct WsTransport<R, S> {
     ws: S,
+    rt: R,
     /// The close frame to send on close, when a refusal chose one.
     close: Option<CloseFrame>,
     /// The peer sent its close frame, or the stream ended.
     peer_closed: bool,
+    /// Nothing more is read.
+    done: bool,
+    close_timeout: Duration,
+    state: CloseState,
 }
 
-impl<S> Shared<S> {
+impl<R, S> WsTransport<R, S> {
     fn refuse(&mut self, code: CloseCode, reason: &'static str) {
         if self.close.is_none() {
             self.close = Some(CloseFrame {
@@ -461,123 +453,48 @@ impl<S> Shared<S> {
             });
         }
     }
-}
 
-fn lock<S>(shared: &Mutex<Shared<S>>) -> MutexGuard<'_, Shared<S>> {
-    // Poisoning only means another half panicked mid-poll; the WebSocket itself stays
-    // consistent between calls, so keep going.
-    match shared.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
-}
-
-struct WsReader<S> {
-    shared: Arc<Mutex<Shared<S>>>,
-    /// The current frame as one NDJSON line, handed out in parts.
-    pending: ReadChunk,
-    done: bool,
-}
-
-impl<S> AsyncRead for WsReader<S>
-where
-    S: Stream<Item = Result<Message, tungstenite::Error>> + Unpin,
-{
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        loop {
-            if let Some(n) = this.pending.read_into(buf) {
-                return Poll::Ready(Ok(n));
+    /// Picks the close code for a read error and turns the error into an `io::Error`.
+    fn read_error(&mut self, e: tungstenite::Error) -> io::Error {
+        use tungstenite::Error as E;
+        use tungstenite::error::ProtocolError as P;
+        match e {
+            E::Capacity(c) => {
+                self.refuse(CloseCode::Size, "message too big");
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("WebSocket message too big: {c}"),
+                )
             }
-            if this.done {
-                return Poll::Ready(Ok(0));
+            E::Utf8(m) => {
+                self.refuse(CloseCode::Invalid, "text frame is not valid UTF-8");
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("WebSocket text frame is not valid UTF-8: {m}"),
+                )
             }
-            let mut g = lock(&this.shared);
-            match ready!(Pin::new(&mut g.ws).poll_next(cx)) {
-                Some(Ok(Message::Text(text))) => {
-                    let line = this.pending.refill();
-                    line.extend(
-                        text.as_bytes()
-                            .iter()
-                            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
-                    );
-                    line.push(b'\n');
-                }
-                Some(Ok(Message::Binary(_))) => {
-                    this.done = true;
-                    g.refuse(
-                        CloseCode::Unsupported,
-                        "binary frames are not supported: send one JSON-RPC message per text frame",
-                    );
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "the peer sent a binary WebSocket frame (MCP messages are text frames)",
-                    )));
-                }
-                // Pongs are answered by tungstenite itself.
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
-                Some(Ok(Message::Close(frame))) => {
-                    tracing::debug!(target: "mcp", close = ?frame, "WebSocket peer closed");
-                    g.peer_closed = true;
-                    this.done = true;
-                }
-                None => {
-                    g.peer_closed = true;
-                    this.done = true;
-                }
-                Some(Err(e)) => {
-                    this.done = true;
-                    return Poll::Ready(Err(read_error(&mut g, e)));
-                }
+            E::Protocol(P::ResetWithoutClosingHandshake) => {
+                self.peer_closed = true;
+                io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "the WebSocket peer closed the connection without a close handshake",
+                )
             }
-        }
-    }
-}
-
-/// Picks the close code for a read error and turns the error into an `io::Error`.
-fn read_error<S>(shared: &mut Shared<S>, e: tungstenite::Error) -> io::Error {
-    use tungstenite::Error as E;
-    use tungstenite::error::ProtocolError as P;
-    match e {
-        E::Capacity(c) => {
-            shared.refuse(CloseCode::Size, "message too big");
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("WebSocket message too big: {c}"),
-            )
-        }
-        E::Utf8(m) => {
-            shared.refuse(CloseCode::Invalid, "text frame is not valid UTF-8");
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("WebSocket text frame is not valid UTF-8: {m}"),
-            )
-        }
-        E::Protocol(P::ResetWithoutClosingHandshake) => {
-            shared.peer_closed = true;
-            io::Error::new(
-                io::ErrorKind::ConnectionReset,
-                "the WebSocket peer closed the connection without a close handshake",
-            )
-        }
-        E::Protocol(p) => {
-            shared.refuse(CloseCode::Protocol, "WebSocket protocol violation");
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("WebSocket protocol violation: {p}"),
-            )
-        }
-        E::Io(e) => {
-            shared.peer_closed = true;
-            e
-        }
-        other => {
-            shared.peer_closed = true;
-            io::Error::other(format!("WebSocket: {other}"))
+            E::Protocol(p) => {
+                self.refuse(CloseCode::Protocol, "WebSocket protocol violation");
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("WebSocket protocol violation: {p}"),
+                )
+            }
+            E::Io(e) => {
+                self.peer_closed = true;
+                e
+            }
+            other => {
+                self.peer_closed = true;
+                io::Error::other(format!("WebSocket: {other}"))
+            }
         }
     }
 }
@@ -603,123 +520,117 @@ enum CloseState {
     Done,
 }
 
-struct WsWriter<R, S> {
-    shared: Arc<Mutex<Shared<S>>>,
-    rt: R,
-    /// The start of a line whose end has not been written yet.
-    line: Vec<u8>,
-    close_timeout: Duration,
-    state: CloseState,
-}
-
-impl<R, S> WsWriter<R, S>
-where
-    S: Sink<Message, Error = tungstenite::Error> + Unpin,
-{
-    fn send_line(&mut self, g: &mut Shared<S>, rest: &[u8]) -> io::Result<()> {
-        let mut line = std::mem::take(&mut self.line);
-        line.extend_from_slice(rest);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
-        let text = String::from_utf8(line).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "an outgoing message is not UTF-8",
-            )
-        })?;
-        Pin::new(&mut g.ws)
-            .start_send(Message::Text(text.into()))
-            .map_err(write_error)
-    }
-}
-
-impl<R, S> AsyncWrite for WsWriter<R, S>
+impl<R, S> MessageTransport for WsTransport<R, S>
 where
     R: Runtime,
     S: Stream<Item = Result<Message, tungstenite::Error>>
         + Sink<Message, Error = tungstenite::Error>
-        + Unpin,
+        + Send
+        + Unpin
+        + 'static,
 {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if !matches!(this.state, CloseState::Open) {
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Vec<u8>>>> {
+        loop {
+            if self.done {
+                return Poll::Ready(None);
+            }
+            match ready!(Pin::new(&mut self.ws).poll_next(cx)) {
+                Some(Ok(Message::Text(text))) => {
+                    return Poll::Ready(Some(Ok(Vec::from(text.as_str()))));
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    self.done = true;
+                    self.refuse(
+                        CloseCode::Unsupported,
+                        "binary frames are not supported: send one JSON-RPC message per text frame",
+                    );
+                    return Poll::Ready(Some(Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the peer sent a binary WebSocket frame (MCP messages are text frames)",
+                    ))));
+                }
+                // Pongs are answered by tungstenite itself.
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+                Some(Ok(Message::Close(frame))) => {
+                    tracing::debug!(target: "mcp", close = ?frame, "WebSocket peer closed");
+                    self.peer_closed = true;
+                    self.done = true;
+                }
+                None => {
+                    self.peer_closed = true;
+                    self.done = true;
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Poll::Ready(Some(Err(self.read_error(e))));
+                }
+            }
+        }
+    }
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if !matches!(self.state, CloseState::Open) {
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "the WebSocket connection is closing",
             )));
         }
-        let shared = this.shared.clone();
-        let mut g = lock(&shared);
-        let mut taken = 0;
-        while taken < buf.len() {
-            let rest = &buf[taken..];
-            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-                this.line.extend_from_slice(rest);
-                taken = buf.len();
-                break;
-            };
-            match Pin::new(&mut g.ws).poll_ready(cx) {
-                Poll::Pending if taken == 0 => return Poll::Pending,
-                Poll::Pending => break,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(write_error(e))),
-                Poll::Ready(Ok(())) => {}
-            }
-            this.send_line(&mut g, &rest[..end])?;
-            taken += end + 1;
-        }
-        Poll::Ready(Ok(taken))
+        Pin::new(&mut self.ws).poll_ready(cx).map_err(write_error)
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn start_send(&mut self, message: Vec<u8>) -> io::Result<()> {
+        let text = String::from_utf8(message).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "an outgoing message is not UTF-8",
+            )
+        })?;
+        Pin::new(&mut self.ws)
+            .start_send(Message::Text(text.into()))
+            .map_err(write_error)
+    }
+
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         if !matches!(self.state, CloseState::Open) {
             return Poll::Ready(Ok(()));
         }
-        let mut g = lock(&self.shared);
-        Pin::new(&mut g.ws).poll_flush(cx).map_err(write_error)
+        Pin::new(&mut self.ws).poll_flush(cx).map_err(write_error)
     }
 
-    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        let shared = this.shared.clone();
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
-            match &mut this.state {
+            match &mut self.state {
                 CloseState::Open => {
-                    let mut g = lock(&shared);
-                    let wait = !g.peer_closed;
+                    let wait = !self.peer_closed;
                     if wait {
-                        if let Err(e) = ready!(Pin::new(&mut g.ws).poll_ready(cx)) {
+                        if let Err(e) = ready!(Pin::new(&mut self.ws).poll_ready(cx)) {
                             tracing::debug!(target: "mcp", error = %e, "WebSocket already closed");
-                            this.state = CloseState::Done;
+                            self.state = CloseState::Done;
                             continue;
                         }
-                        let frame = g.close.take().unwrap_or(CloseFrame {
+                        let frame = self.close.take().unwrap_or(CloseFrame {
                             code: CloseCode::Normal,
                             reason: Utf8Bytes::from_static(""),
                         });
-                        if let Err(e) = Pin::new(&mut g.ws).start_send(Message::Close(Some(frame)))
+                        if let Err(e) =
+                            Pin::new(&mut self.ws).start_send(Message::Close(Some(frame)))
                         {
                             tracing::debug!(target: "mcp", error = %e, "WebSocket close frame not sent");
                         }
                     }
                     // When the peer closed first, tungstenite queued the reply already: the
                     // flush sends it.
-                    this.state = CloseState::Flushing(wait);
+                    self.state = CloseState::Flushing(wait);
                 }
                 CloseState::Flushing(wait) => {
                     let wait = *wait;
-                    let mut g = lock(&shared);
-                    let flushed = ready!(Pin::new(&mut g.ws).poll_flush(cx));
-                    this.state = if flushed.is_ok() && wait {
-                        let at = this.rt.now()
+                    let flushed = ready!(Pin::new(&mut self.ws).poll_flush(cx));
+                    self.state = if flushed.is_ok() && wait {
+                        let at = self.rt.now()
                             + mcp_proto::Duration::from_micros(
-                                u64::try_from(this.close_timeout.as_micros()).unwrap_or(u64::MAX),
+                                u64::try_from(self.close_timeout.as_micros()).unwrap_or(u64::MAX),
                             );
-                        CloseState::AwaitingPeer(this.rt.sleep_until(at))
+                        CloseState::AwaitingPeer(self.rt.sleep_until(at))
                     } else {
                         CloseState::Done
                     };
@@ -727,16 +638,15 @@ where
                 CloseState::AwaitingPeer(timer) => {
                     if timer.as_mut().poll(cx).is_ready() {
                         tracing::debug!(target: "mcp", "the WebSocket peer did not answer the close in time");
-                        this.state = CloseState::Done;
+                        self.state = CloseState::Done;
                         continue;
                     }
-                    let mut g = lock(&shared);
                     // The reply, or data still in flight: read to the end (a server's stream
                     // ends right after the reply, a client's when the server closes the TCP
                     // connection).
-                    while let Some(Ok(_)) = ready!(Pin::new(&mut g.ws).poll_next(cx)) {}
-                    g.peer_closed = true;
-                    this.state = CloseState::Done;
+                    while let Some(Ok(_)) = ready!(Pin::new(&mut self.ws).poll_next(cx)) {}
+                    self.peer_closed = true;
+                    self.state = CloseState::Done;
                 }
                 CloseState::Done => return Poll::Ready(Ok(())),
             }
@@ -863,7 +773,7 @@ fn upgrade<R: Runtime>(
             )
             .await;
             tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
-            let stream = byte_stream(session_rt.clone(), socket, config.close_timeout);
+            let stream = transport(session_rt.clone(), socket, config.close_timeout);
             if let Err(e) = server.serve(session_rt, stream).await {
                 tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
             }
@@ -892,7 +802,7 @@ where
     let (socket, _) = async_tungstenite::client_async_with_config(target.request, io, Some(config))
         .await
         .map_err(|e| client_handshake_error(url, e))?;
-    let stream = byte_stream(rt.clone(), socket, DEFAULT_CLOSE_TIMEOUT);
+    let stream = transport(rt.clone(), socket, DEFAULT_CLOSE_TIMEOUT);
     crate::Client::connect(rt, stream, options).await
 }
 
