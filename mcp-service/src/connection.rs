@@ -390,43 +390,32 @@ impl<R: Runtime> Connection<R> {
         if self.read_parked || self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
             return false; // parked until woken, or backpressure: the peer is not reading
         }
-        if let Some(t) = self.messages.as_mut() {
-            if self.send_blocked || self.write_failed || self.input_done {
-                return false;
+        let read = match self.messages.as_mut() {
+            Some(t) => {
+                if self.send_blocked || self.write_failed || self.input_done {
+                    return false;
+                }
+                match t.poll_recv(cx) {
+                    Poll::Ready(Some(Ok(message))) => {
+                        self.session.handle_message(now, &message);
+                        return true;
+                    }
+                    Poll::Ready(None) => Poll::Ready(Ok(0)),
+                    Poll::Ready(Some(Err(e))) => Poll::Ready(Err(e)),
+                    Poll::Pending => Poll::Pending,
+                }
             }
-            return match t.poll_recv(cx) {
-                Poll::Ready(Some(Ok(message))) => {
-                    self.session.handle_message(now, &message);
-                    true
-                }
-                Poll::Ready(None) => {
-                    self.input_done = true;
-                    self.session.handle_input_closed(now);
-                    true
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    self.input_done = true;
-                    self.session.handle_closed(
-                        now,
-                        Some(Error::new(
-                            ErrorKind::TransportError,
-                            format!("read failed: {e}"),
-                        )),
-                    );
-                    true
-                }
-                Poll::Pending => {
-                    self.read_parked = true;
-                    false
-                }
-            };
-        }
-        let Some(reader) = self.reader.as_mut() else {
-            return false;
+            None => {
+                let Some(reader) = self.reader.as_mut() else {
+                    return false;
+                };
+                reader.as_mut().poll_read(cx, &mut self.read_buf)
+            }
         };
-        match reader.as_mut().poll_read(cx, &mut self.read_buf) {
+        match read {
             Poll::Ready(Ok(0)) => {
                 self.reader = None;
+                self.input_done = true;
                 self.session.handle_input_closed(now);
                 true
             }
@@ -438,6 +427,7 @@ impl<R: Runtime> Connection<R> {
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
             Poll::Ready(Err(e)) => {
                 self.reader = None;
+                self.input_done = true;
                 self.session.handle_closed(
                     now,
                     Some(Error::new(

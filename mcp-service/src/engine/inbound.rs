@@ -29,15 +29,30 @@ use crate::telemetry::{Direction, Outcome, Telemetry};
 /// What a finished (or cancelled: `None`) handler yields, with the tag it was pushed with.
 pub(crate) type HandlerOutput<T> = (T, RequestId, Option<Result<Box<RawValue>, Error>>);
 
-/// A request from the peer being handled.
-pub(crate) struct InboundState {
-    pub(crate) cancel: CancellationToken,
-    pub(crate) method: Cow<'static, str>,
-    pub(crate) started: Instant,
+/// A request in flight, either way: what its outcome is reported with.
+pub(crate) struct Tracked {
+    direction: Direction,
+    method: Cow<'static, str>,
+    started: Instant,
     pub(crate) span: tracing::Span,
 }
 
-impl InboundState {
+impl Tracked {
+    /// Starts tracking request `id`, with its `mcp.request` span.
+    pub(crate) fn new(
+        method: Cow<'static, str>,
+        direction: Direction,
+        id: &RequestId,
+        now: Instant,
+    ) -> Self {
+        Tracked {
+            span: request_span(&method, direction, id),
+            direction,
+            method,
+            started: now,
+        }
+    }
+
     /// Records the outcome on the request's span and reports it to `telemetry`.
     pub(crate) fn complete(
         &self,
@@ -47,22 +62,30 @@ impl InboundState {
         outcome: Outcome,
         now: Instant,
     ) {
-        complete(
-            telemetry,
+        let duration = now - self.started;
+        self.span.record("outcome", outcome.as_str());
+        self.span
+            .record("duration_ms", duration.as_micros() as f64 / 1000.0);
+        telemetry.request_completed(
             connection,
-            Direction::Inbound,
+            self.direction,
             id,
             &self.method,
-            &self.span,
             outcome,
-            now - self.started,
+            duration,
         );
     }
 }
 
+/// A request from the peer being handled.
+pub(crate) struct InboundState {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) tracked: Tracked,
+}
+
 /// The `mcp.request` span of a request; `outcome` and `duration_ms` are recorded when it
 /// completes, `session` for an HTTP session.
-pub(crate) fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::Span {
+fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::Span {
     tracing::debug_span!(
         target: "mcp",
         "mcp.request",
@@ -73,23 +96,6 @@ pub(crate) fn request_span(method: &str, direction: Direction, id: &RequestId) -
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
-}
-
-/// Records a request's outcome on its span and in telemetry.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn complete(
-    telemetry: &Telemetry,
-    connection: u64,
-    direction: Direction,
-    id: &RequestId,
-    method: &str,
-    span: &tracing::Span,
-    outcome: Outcome,
-    duration: mcp_proto::Duration,
-) {
-    span.record("outcome", outcome.as_str());
-    span.record("duration_ms", duration.as_micros() as f64 / 1000.0);
-    telemetry.request_completed(connection, direction, id, method, outcome, duration);
 }
 
 /// A handler future wrapped so that cancellation drops it at once; `tag` says where it

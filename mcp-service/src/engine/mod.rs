@@ -191,7 +191,13 @@ impl Dispatcher {
             Command::Cancel { key, reason } => {
                 if let Some((id, waiter)) = self.outbound.cancel(key) {
                     if let Some(w) = waiter {
-                        w.complete(&self.telemetry, connection, &id, Outcome::Cancelled, now);
+                        w.tracked.complete(
+                            &self.telemetry,
+                            connection,
+                            &id,
+                            Outcome::Cancelled,
+                            now,
+                        );
                     }
                     core.cancel(now, &id, reason.as_deref());
                 }
@@ -245,7 +251,7 @@ impl Dispatcher {
         if let Err(e) = core.respond(now, &id, result) {
             tracing::debug!(target: "mcp", %id, error = %e, "answer not sent");
         }
-        st.complete(
+        st.tracked.complete(
             &self.telemetry,
             self.peer.connection_id(),
             &id,
@@ -298,7 +304,8 @@ impl Dispatcher {
             }
             Event::Response { id, result } => {
                 if let Some(w) = self.outbound.finish(&id) {
-                    w.complete(&self.telemetry, connection, &id, Outcome::of(&result), now);
+                    w.tracked
+                        .complete(&self.telemetry, connection, &id, Outcome::of(&result), now);
                     let _ = w.reply.send(result);
                 }
             }
@@ -313,7 +320,8 @@ impl Dispatcher {
                 tracing::debug!(target: "mcp", connection, %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled request");
                 if let Some(st) = self.inbound.remove(&id) {
                     st.cancel.cancel();
-                    st.complete(&self.telemetry, connection, &id, Outcome::Cancelled, now);
+                    st.tracked
+                        .complete(&self.telemetry, connection, &id, Outcome::Cancelled, now);
                 }
             }
             Event::UnknownResponse { id } => {
@@ -334,7 +342,8 @@ impl Dispatcher {
     /// request's span, and records it.
     fn start<T>(&mut self, req: InboundRequest, now: Instant, tag: T) -> Guarded<T> {
         let cancel = CancellationToken::new();
-        let span = inbound::request_span(&req.method, Direction::Inbound, &req.id);
+        let tracked = inbound::Tracked::new(req.method.clone(), Direction::Inbound, &req.id, now);
+        let span = tracked.span.clone();
         if let Some(label) = &self.label {
             span.record("session", label.as_str());
         }
@@ -363,9 +372,7 @@ impl Dispatcher {
             req.id.clone(),
             InboundState {
                 cancel: cancel.clone(),
-                method: req.method,
-                started: now,
-                span: span.clone(),
+                tracked,
             },
         );
         Guarded {
@@ -403,7 +410,8 @@ impl Dispatcher {
     fn fail_outbound(&mut self, now: Instant) {
         let connection = self.peer.connection_id();
         for (id, w) in self.outbound.drain() {
-            w.complete(&self.telemetry, connection, &id, Outcome::Closed, now);
+            w.tracked
+                .complete(&self.telemetry, connection, &id, Outcome::Closed, now);
             let _ = w.reply.send(Err(Error::new(
                 ErrorKind::TransportClosed,
                 "the connection closed",

@@ -7,9 +7,9 @@ use futures_channel::oneshot;
 use mcp_proto::{Error, Instant, RequestId};
 use serde_json::value::RawValue;
 
-use super::inbound::{complete, request_span};
+use super::inbound::Tracked;
 use crate::peer::{Progress, ProgressFn};
-use crate::telemetry::{Direction, Outcome, Telemetry};
+use crate::telemetry::Direction;
 
 /// A map keyed by ids this side assigned (outbound request ids, caller keys): a multiply-rotate
 /// hash instead of SipHash. The peer cannot choose what goes in, so there is no flooding to
@@ -88,17 +88,23 @@ impl Outbound {
                 return None;
             }
         };
-        let span = request_span(&method, Direction::Outbound, &id);
+        let tracked = Tracked::new(method, Direction::Outbound, &id, now);
         self.keys.insert(key, id.clone());
         let waiter = Waiter {
             key,
-            method,
-            started: now,
-            span,
+            tracked,
             reply,
             progress,
         };
-        Some(&self.waiters.entry(id).insert_entry(waiter).into_mut().span)
+        Some(
+            &self
+                .waiters
+                .entry(id)
+                .insert_entry(waiter)
+                .into_mut()
+                .tracked
+                .span,
+        )
     }
 
     /// Caller `key` gave up: its request's id, and its waiter if still waiting.
@@ -144,32 +150,7 @@ impl Outbound {
 /// A request sent to the peer, waiting for its outcome .
 pub(crate) struct Waiter {
     pub(crate) key: u64,
-    pub(crate) method: Cow<'static, str>,
-    pub(crate) started: Instant,
-    pub(crate) span: tracing::Span,
+    pub(crate) tracked: Tracked,
     pub(crate) reply: oneshot::Sender<Result<Box<RawValue>, Error>>,
     pub(crate) progress: Option<ProgressFn>,
-}
-
-impl Waiter {
-    /// Records the outcome on the request's span and reports it to `telemetry`.
-    pub(crate) fn complete(
-        &self,
-        telemetry: &Telemetry,
-        connection: u64,
-        id: &RequestId,
-        outcome: Outcome,
-        now: Instant,
-    ) {
-        complete(
-            telemetry,
-            connection,
-            Direction::Outbound,
-            id,
-            &self.method,
-            &self.span,
-            outcome,
-            now - self.started,
-        );
-    }
 }
