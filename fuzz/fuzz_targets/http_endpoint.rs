@@ -274,7 +274,7 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                     let (sid, id) = w.pending.swap_remove(usize::from(*i) % w.pending.len());
                     let result = RawValue::from_string(r#"{"content":[]}"#.into())
                         .unwrap_or_else(|_| unreachable!());
-                    let _ = w.ep.respond(w.now, sid, &id, result);
+                    let _ = w.ep.with_session(w.now, sid, |s| s.respond(&id, result));
                     w.drain();
                 }
             }
@@ -282,7 +282,7 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 if !w.sessions.is_empty() {
                     let sid = w.sessions[usize::from(*i) % w.sessions.len()];
                     let _ =
-                        w.ep.notify(w.now, sid, "notifications/tools/list_changed", None);
+                        w.ep.with_session(w.now, sid, |s| s.notify("notifications/tools/list_changed", None));
                     w.drain();
                 }
             }

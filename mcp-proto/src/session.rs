@@ -446,6 +446,9 @@ pub struct Session {
     events: VecDeque<Event>,
     decoder: NdjsonDecoder,
     closed_emitted: bool,
+    /// Why this side may not send requests (an HTTP session whose transport cannot carry the
+    /// peer's answer back), if it may not.
+    pub(crate) requests_refused: Option<&'static str>,
 }
 
 impl core::fmt::Debug for Session {
@@ -551,6 +554,7 @@ impl Session {
             out: VecDeque::new(),
             events: VecDeque::new(),
             closed_emitted: false,
+            requests_refused: None,
         }
     }
 
@@ -770,6 +774,9 @@ impl Session {
         params: Option<Box<RawValue>>,
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
+        if let Some(why) = self.requests_refused {
+            return Err(Error::new(ErrorKind::TransportError, why));
+        }
         let name = self.check_outbound(method, true)?;
         if let Some(p) = &params
             && !p.get().starts_with('{')

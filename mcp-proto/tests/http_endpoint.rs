@@ -2,6 +2,10 @@
 //! SSE replies, stream routing, resumption, expiry and stateless mode.
 #![cfg(feature = "http")]
 
+#[path = "common/endpoint.rs"]
+mod endpoint;
+
+use endpoint::EndpointExt;
 use http::request::Parts;
 use http::{Response, StatusCode};
 use mcp_proto::codec::sse::{SseDecoder, SseEvent};

@@ -3,6 +3,10 @@
 //! status, the session's end with its stream, expiry, and the transport switched off.
 #![cfg(feature = "http")]
 
+#[path = "common/endpoint.rs"]
+mod endpoint;
+
+use endpoint::EndpointExt;
 use http::request::Parts;
 use http::{Response, StatusCode};
 use mcp_proto::codec::sse::{SseDecoder, SseEvent};

@@ -194,6 +194,17 @@ struct EndpointSession<'a> {
     sid: SessionId,
 }
 
+impl EndpointSession<'_> {
+    /// Runs `f` on the session; a session already gone is an error like any other.
+    fn run<T>(
+        &mut self,
+        now: Instant,
+        f: impl FnOnce(&mut mcp_proto::session::Session) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.endpoint.with_session(now, self.sid, f)?
+    }
+}
+
 impl Core for EndpointSession<'_> {
     fn send_request(
         &mut self,
@@ -202,11 +213,10 @@ impl Core for EndpointSession<'_> {
         params: Option<Box<serde_json::value::RawValue>>,
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
-        self.endpoint
-            .send_request(now, self.sid, method, params, opts)
+        self.run(now, |s| s.send_request(now, method, params, opts))
     }
     fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) {
-        let _ = self.endpoint.cancel(now, self.sid, id, reason);
+        let _ = self.run(now, |s| s.cancel(now, id, reason));
     }
     fn notify(
         &mut self,
@@ -215,13 +225,12 @@ impl Core for EndpointSession<'_> {
         params: Option<Box<serde_json::value::RawValue>>,
         related: Option<RequestId>,
     ) -> Result<(), Error> {
-        self.endpoint
-            .with_session(now, self.sid, |s| s.notify_related(method, params, related))?
+        self.run(now, |s| s.notify_related(method, params, related))
     }
     fn progress(&mut self, now: Instant, r: ProgressReport) -> Result<(), Error> {
-        self.endpoint.with_session(now, self.sid, |s| {
+        self.run(now, |s| {
             s.report_progress_with_meta(&r.id, r.progress, r.total, r.message.as_deref(), r.meta)
-        })?
+        })
     }
     fn respond(
         &mut self,
@@ -229,13 +238,13 @@ impl Core for EndpointSession<'_> {
         id: &RequestId,
         result: Result<Box<serde_json::value::RawValue>, Error>,
     ) -> Result<(), Error> {
-        match result {
-            Ok(raw) => self.endpoint.respond(now, self.sid, id, raw),
-            Err(e) => self.endpoint.respond_error(now, self.sid, id, e),
-        }
+        self.run(now, |s| Core::respond(s, now, id, result))
     }
     fn close(&mut self, now: Instant) {
-        let _ = self.endpoint.close_session(now, self.sid);
+        let _ = self.run(now, |s| {
+            s.close(now);
+            Ok(())
+        });
     }
 }
 

@@ -17,7 +17,6 @@ use core::fmt::Write as _;
 use ::http::header::{self, HeaderValue};
 use ::http::request::Parts;
 use ::http::{Method, Response, StatusCode};
-use serde_json::value::RawValue;
 
 use super::config::{EndpointConfig, ResponseMode};
 use super::event_store::EventStore;
@@ -31,7 +30,7 @@ use crate::codec::sse;
 use crate::error::{Error, ErrorKind};
 use crate::id::RequestId;
 use crate::jsonrpc::{self, Envelope, Parsed};
-use crate::session::{Event, MessageKind, RequestOptions, Session, State, Transmit};
+use crate::session::{Event, MessageKind, Session, State, Transmit};
 use crate::time::{Duration, Instant};
 use crate::version::ProtocolVersion;
 
@@ -548,6 +547,9 @@ impl Endpoint {
             Err(refused) => return refused.reply(),
         };
         let mut session = Session::server(self.config.session.clone());
+        if self.config.response_mode == ResponseMode::JsonOnly {
+            session.requests_refused = Some(REQUESTS_NEED_SSE);
+        }
         session.handle_message(now, body);
         if session.state() != State::Initializing {
             // Refused (bad params, no common version): no session, the JSON-RPC error as body.
@@ -610,7 +612,9 @@ impl Endpoint {
         }
         self.next_transient = self.next_transient.wrapping_add(1);
         let session = if c.initialize {
-            Session::server(self.config.session.clone())
+            let mut s = Session::server(self.config.session.clone());
+            s.requests_refused = Some(REQUESTS_NEED_SSE);
+            s
         } else {
             match stateless_session(&self.config.session, version) {
                 Ok(s) => s,
@@ -950,8 +954,23 @@ impl Endpoint {
         self.sessions.keys().copied()
     }
 
-    /// Runs `f` on session `sid`, then routes what it produced. Every command of
-    /// [`Session`] is reachable this way.
+    /// Runs `f` on session `sid`, then routes what it produced: the one way to reach a
+    /// session's commands (respond, notify, report progress, send a request, cancel, close).
+    /// A notification goes on the stream of the POST carrying the request it names
+    /// (`notify_related`), else on the standalone GET stream; a request likewise, by
+    /// `opts.related_to`. In stateless and JSON-only modes a session refuses to send requests
+    /// (the client's answer could never reach it). `Err` when the session is gone.
+    ///
+    /// ```
+    /// # use mcp_proto::http::{Endpoint, EndpointConfig, SessionId};
+    /// # use mcp_proto::session::Config;
+    /// # use mcp_proto::{Instant, RequestId};
+    /// # let mut ep = Endpoint::new(EndpointConfig::new(Config::new("s", "1")));
+    /// # let sid = SessionId::from_u128(1);
+    /// let result = serde_json::value::RawValue::from_string("{}".into()).unwrap();
+    /// let sent = ep.with_session(Instant::ZERO, sid, |s| s.respond(&RequestId::Number(1), result));
+    /// assert!(sent.is_err(), "no such session");
+    /// ```
     pub fn with_session<R>(
         &mut self,
         now: Instant,
@@ -964,108 +983,6 @@ impl Endpoint {
         let r = f(&mut entry.session);
         self.settle(now, sid, entry, None);
         Ok(r)
-    }
-
-    /// [`Session::respond`] on session `sid`.
-    pub fn respond(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        id: &RequestId,
-        result: Box<RawValue>,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| s.respond(id, result))?
-    }
-
-    /// [`Session::respond_error`] on session `sid`.
-    pub fn respond_error(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        id: &RequestId,
-        error: Error,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| s.respond_error(id, error))?
-    }
-
-    /// [`Session::notify`] on session `sid` (travels on the standalone GET stream).
-    pub fn notify(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        method: &str,
-        params: Option<Box<RawValue>>,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| s.notify(method, params))?
-    }
-
-    /// [`Session::notify_related`] on session `sid` (travels on the stream of the POST that
-    /// carried `related`).
-    pub fn notify_related(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        method: &str,
-        params: Option<Box<RawValue>>,
-        related: RequestId,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| {
-            s.notify_related(method, params, Some(related))
-        })?
-    }
-
-    /// [`Session::report_progress`] on session `sid`.
-    pub fn report_progress(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        id: &RequestId,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<&str>,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| {
-            s.report_progress(id, progress, total, message)
-        })?
-    }
-
-    /// [`Session::send_request`] on session `sid`: on the stream of the POST named by
-    /// `opts.related_to`, else on the standalone stream. Refused in stateless and JSON-only
-    /// modes, where the client's answer could never reach the session.
-    pub fn send_request(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        method: &str,
-        params: Option<Box<RawValue>>,
-        opts: RequestOptions,
-    ) -> Result<RequestId, Error> {
-        let legacy = self.sessions.get(&sid).is_some_and(|e| e.legacy);
-        if !legacy && (self.config.stateless || self.config.response_mode == ResponseMode::JsonOnly)
-        {
-            return Err(Error::new(
-                ErrorKind::TransportError,
-                "server-to-client requests need a stateful endpoint with SSE",
-            ));
-        }
-        self.with_session(now, sid, |s| s.send_request(now, method, params, opts))?
-    }
-
-    /// [`Session::cancel`] on session `sid`.
-    pub fn cancel(
-        &mut self,
-        now: Instant,
-        sid: SessionId,
-        id: &RequestId,
-        reason: Option<&str>,
-    ) -> Result<(), Error> {
-        self.with_session(now, sid, |s| s.cancel(now, id, reason))?
-    }
-
-    /// Closes session `sid` gracefully: requests in flight may still be answered; it ends (and
-    /// its id gets 404) once they are.
-    pub fn close_session(&mut self, now: Instant, sid: SessionId) -> Result<(), Error> {
-        self.with_session(now, sid, |s| s.close(now))
     }
 
     // ------------------------------------------------------------------- timers
@@ -1481,8 +1398,13 @@ fn stateless_session(
             .latest_handshake()
             .ok_or_else(|| Error::invalid_request("no handshake-era version is configured"))?
     };
-    Session::server_ready(config.clone(), version, info, caps)
+    let mut session = Session::server_ready(config.clone(), version, info, caps)?;
+    session.requests_refused = Some(REQUESTS_NEED_SSE);
+    Ok(session)
 }
+
+/// Why a stateless or JSON-only session sends no request.
+const REQUESTS_NEED_SSE: &str = "server-to-client requests need a stateful endpoint with SSE";
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
