@@ -88,6 +88,9 @@ pub async fn spawn_with<R: Runtime>(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("stdin and stdout are piped")
     };
+    #[cfg(not(unix))]
+    let transport = ByteStream::new(stdout, stdin);
+    #[cfg(unix)]
     let transport = {
         use std::os::fd::AsFd;
         crate::stdio::grow_pipe(stdin.as_fd(), crate::stdio::CHILD_PIPE_BYTES);

@@ -72,7 +72,7 @@ mod http;
 mod http_client;
 #[cfg(any(feature = "async-std", feature = "smol"))]
 mod runtime;
-#[cfg(any(feature = "stdio", feature = "child"))]
+#[cfg(all(unix, any(feature = "stdio", feature = "child")))]
 mod stdio;
 #[cfg(feature = "ws")]
 mod ws;
@@ -126,7 +126,7 @@ pub async fn serve_stdio<R: Runtime>(rt: R, server: Server) -> Result<(), Error>
 }
 
 /// The process's stdin and stdout as a [`ByteStream`] (see [`serve_stdio`]).
-#[cfg(feature = "stdio")]
+#[cfg(all(feature = "stdio", unix))]
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn AsyncRead + Send + Unpin> =
@@ -140,6 +140,16 @@ pub fn stdio_stream() -> ByteStream {
             None => Box::new(blocking::Unblock::new(std::io::stdout())),
         };
     ByteStream::new(reader, writer)
+}
+
+/// The process's stdin and stdout as a [`ByteStream`], through `blocking`'s thread pool (off
+/// Unix).
+#[cfg(all(feature = "stdio", not(unix)))]
+pub fn stdio_stream() -> ByteStream {
+    ByteStream::new(
+        blocking::Unblock::new(std::io::stdin()),
+        blocking::Unblock::new(std::io::stdout()),
+    )
 }
 
 /// Serves `server` over one byte stream (an async-std or smol socket,
@@ -220,6 +230,12 @@ fn accept_error(e: &std::io::Error) -> AcceptError {
             Some(libc::EPROTO | libc::EPERM | libc::ENETDOWN | libc::EHOSTUNREACH) => {
                 AcceptError::Skip
             }
+            // WSAEMFILE, WSAENOBUFS: out of sockets or buffers for now.
+            #[cfg(windows)]
+            Some(10024 | 10055) => AcceptError::Pause,
+            // WSAENETDOWN, WSAEHOSTUNREACH: that one connection attempt failed.
+            #[cfg(windows)]
+            Some(10050 | 10065) => AcceptError::Skip,
             _ => AcceptError::Fatal,
         },
     }

@@ -87,6 +87,7 @@ pub async fn spawn_with(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         unreachable!("stdin and stdout are piped")
     };
+    #[cfg(unix)]
     {
         use std::os::fd::AsFd;
         crate::stdio::grow_pipe(stdin.as_fd(), crate::stdio::CHILD_PIPE_BYTES);

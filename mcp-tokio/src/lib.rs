@@ -65,7 +65,7 @@ pub use http_client::{TokioConnector, connect_http, connect_http_auto, connect_s
 #[cfg(feature = "http-client")]
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 mod runtime;
-#[cfg(any(feature = "stdio", feature = "child"))]
+#[cfg(all(unix, any(feature = "stdio", feature = "child")))]
 mod stdio;
 #[cfg(feature = "ws")]
 mod ws;
@@ -128,7 +128,7 @@ pub async fn serve_stdio(server: Server) -> Result<(), Error> {
 /// The process's stdin and stdout as a [`ByteStream`]: pipes and sockets are driven by the
 /// reactor directly (non-blocking, no thread hop); terminals and files go through tokio's
 /// blocking-pool stdio. Must be called inside a tokio runtime.
-#[cfg(feature = "stdio")]
+#[cfg(all(feature = "stdio", unix))]
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> =
@@ -142,6 +142,16 @@ pub fn stdio_stream() -> ByteStream {
             None => Box::new(tokio::io::stdout().compat_write()),
         };
     ByteStream::new(reader, writer)
+}
+
+/// The process's stdin and stdout as a [`ByteStream`], through tokio's blocking-pool stdio
+/// (off Unix). Must be called inside a tokio runtime.
+#[cfg(all(feature = "stdio", not(unix)))]
+pub fn stdio_stream() -> ByteStream {
+    ByteStream::new(
+        tokio::io::stdin().compat(),
+        tokio::io::stdout().compat_write(),
+    )
 }
 
 /// Serves `server` over one byte stream (a TCP or Unix socket, a pipe, a duplex) until the
@@ -215,6 +225,12 @@ fn accept_error(e: &std::io::Error) -> AcceptError {
             Some(libc::EPROTO | libc::EPERM | libc::ENETDOWN | libc::EHOSTUNREACH) => {
                 AcceptError::Skip
             }
+            // WSAEMFILE, WSAENOBUFS: out of sockets or buffers for now.
+            #[cfg(windows)]
+            Some(10024 | 10055) => AcceptError::Pause,
+            // WSAENETDOWN, WSAEHOSTUNREACH: that one connection attempt failed.
+            #[cfg(windows)]
+            Some(10050 | 10065) => AcceptError::Skip,
             _ => AcceptError::Fatal,
         },
     }
