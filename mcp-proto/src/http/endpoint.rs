@@ -218,9 +218,9 @@ struct Classified {
 ///    until [`StreamPoll::Closed`], re-polling the handles that
 ///    [`poll_stream_ready`](Self::poll_stream_ready) names; report a client that went away with
 ///    [`stream_closed`](Self::stream_closed);
-/// 2. hand [`poll_event`](Self::poll_event)s to the application, which answers through
-///    [`respond`](Self::respond), [`notify`](Self::notify), [`send_request`](Self::send_request)
-///    or [`with_session`](Self::with_session);
+/// 2. hand [`poll_event`](Self::poll_event)s to the application, which answers (responds,
+///    notifies, reports progress, sends requests) through the session itself:
+///    [`with_session`](Self::with_session);
 /// 3. call [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
 pub struct Endpoint {
     config: EndpointConfig,
