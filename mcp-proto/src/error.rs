@@ -1,9 +1,18 @@
 //! The one error type of the project.
 //!
 //! Every failure — a peer's JSON-RPC error, a local timeout, a closed transport, a refused
-//! command — is an [`Error`] with a stable [`ErrorKind`]. Each kind maps to the JSON-RPC code
-//! it travels as on the wire ([`ErrorKind::code`]), and a wire code maps back to a kind
-//! ([`ErrorKind::from_code`]).
+//! command — is an [`Error`] with a stable [`ErrorKind`] and, where it came from another error
+//! (an IO error, a JSON error, an application's own), that error as its
+//! [`source`](core::error::Error::source).
+//!
+//! Each kind has a code ([`ErrorKind::code`]), and a code maps back to its kind
+//! ([`ErrorKind::from_code`]). Kinds that only describe this side's situation
+//! ([`ErrorKind::is_local`]: a timeout, a closed or failed transport, a duplicate registration,
+//! a failed handler, a cancellation) are never put on the wire with their own code: a session
+//! that answers a peer with one (a handler returned it) sends `-32603` internal error with its
+//! message ([`ErrorKind::wire_code`]). `-32005`, `-32006` and `-32008` are this implementation's answers to a
+//! peer's protocol misuse, in the range JSON-RPC leaves to implementations (-32000…-32019 in
+//! the 2026-07-28 partition).
 //!
 //! | kind | code | meaning |
 //! |---|---|---|
@@ -12,23 +21,24 @@
 //! | `MethodNotFound` | -32601 | unknown method, or a capability that was not negotiated |
 //! | `InvalidParams` | -32602 | parameters that do not fit the method |
 //! | `Internal` | -32603 | an internal error of the peer |
-//! | `TransportClosed` | -32000 | the connection ended before the outcome was known |
+//! | `TransportClosed` | local (-32000) | the connection ended before the outcome was known |
 //! | `Unauthorized` | -32001 | the authorizer refused the call |
 //! | `NotFound` | -32002 | resource (or other named thing) not found (-32602 in 2026-07-28) |
-//! | `Timeout` | -32003 | the request timed out |
-//! | `TransportError` | -32004 | the transport failed (IO error, oversized frame) |
+//! | `Timeout` | local (-32003) | the request timed out |
+//! | `TransportError` | local (-32004) | the transport failed (IO error, oversized frame) |
 //! | `NotInitialized` | -32005 | a request that needs the handshake arrived before it |
 //! | `AlreadyConnected` | -32006 | a second `initialize`, or connecting twice |
-//! | `DuplicateRegistration` | -32007 | a tool/resource/prompt registered twice |
+//! | `DuplicateRegistration` | local (-32007) | a tool/resource/prompt registered twice |
 //! | `LimitExceeded` | -32008 | too many requests in flight, message too large |
-//! | `HandlerFailed` | -32010 | an application handler returned an error |
+//! | `HandlerFailed` | local (-32010) | an application handler returned an error |
 //! | `ProtocolVersionMismatch` | -32022 | no common protocol version |
-//! | `RequestCancelled` | -32800 | the request was cancelled |
+//! | `RequestCancelled` | local (-32800) | the request was cancelled |
 //! | `UrlElicitationRequired` | -32042 | 2025-11-25 URL elicitation required |
 //! | `Other` | any other code | a code this crate does not know |
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use core::fmt;
 use serde_json::value::RawValue;
 
@@ -77,7 +87,24 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The JSON-RPC error code this kind travels as.
+    /// Whether this kind only describes this side's situation (see the module doc): a session
+    /// never answers a peer with its code, but with `-32603` internal error.
+    pub const fn is_local(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::TransportClosed
+                | ErrorKind::Timeout
+                | ErrorKind::TransportError
+                | ErrorKind::DuplicateRegistration
+                | ErrorKind::HandlerFailed
+                | ErrorKind::RequestCancelled
+        )
+    }
+
+    /// The code of this kind: the JSON-RPC code it travels as, or, for a local kind, the code
+    /// it carries inside this process (an HTTP client hands its transport failures to the
+    /// session as error responses); a session answering a peer sends a local kind as
+    /// `-32603` ([`wire_code`](Self::wire_code)).
     pub const fn code(self) -> i64 {
         match self {
             ErrorKind::Parse => -32700,
@@ -100,6 +127,12 @@ impl ErrorKind {
             ErrorKind::UrlElicitationRequired => -32042,
             ErrorKind::Other => -32603,
         }
+    }
+
+    /// The code an answer of this kind carries to the peer: [`code`](Self::code), or `-32603`
+    /// internal error for a local kind.
+    pub const fn wire_code(self) -> i64 {
+        if self.is_local() { -32603 } else { self.code() }
     }
 
     /// The kind a wire code stands for.
@@ -159,14 +192,50 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// An MCP error: a kind, the wire code, a message and optional JSON `data`.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{kind} ({code}): {message}")]
+/// An MCP error: a kind, the wire code, a message, optional JSON `data`, and the error it
+/// came from, if any ([`source`](core::error::Error::source); never sent to the peer).
+#[derive(Debug, Clone)]
 pub struct Error {
     kind: ErrorKind,
     code: i64,
     message: Cow<'static, str>,
     data: Option<Box<RawValue>>,
+    source: Option<Arc<dyn core::error::Error + Send + Sync + 'static>>,
+}
+
+impl fmt::Display for Error {
+    /// `kind (code): message`; a local kind shows no code (it has none of its own).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind.is_local() && self.code == self.kind.code() {
+            write!(f, "{}: {}", self.kind, self.message)
+        } else {
+            write!(f, "{} ({}): {}", self.kind, self.code, self.message)
+        }
+    }
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn core::error::Error + 'static))
+    }
+}
+
+/// An IO error in a handler (`?` on it) is the handler's failure; the IO error is its source.
+#[cfg(feature = "std")]
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::handler(e)
+    }
+}
+
+/// A JSON error in a handler (`?` on it) is the handler's failure; the JSON error is its
+/// source.
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::handler(e)
+    }
 }
 
 impl PartialEq for Error {
@@ -186,6 +255,7 @@ impl Error {
             code: kind.code(),
             message: message.into(),
             data: None,
+            source: None,
         }
     }
 
@@ -200,7 +270,54 @@ impl Error {
             code,
             message: message.into(),
             data,
+            source: None,
         }
+    }
+
+    /// An error of `kind` caused by `source`: its message is the source's, and the source stays
+    /// reachable through [`source`](core::error::Error::source).
+    ///
+    /// ```
+    /// use mcp_proto::{Error, ErrorKind};
+    /// use core::error::Error as _;
+    ///
+    /// #[derive(Debug)]
+    /// struct NoSuchNote(u32);
+    /// impl core::fmt::Display for NoSuchNote {
+    ///     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+    ///         write!(f, "no note {}", self.0)
+    ///     }
+    /// }
+    /// impl core::error::Error for NoSuchNote {}
+    ///
+    /// let e = Error::caused_by(ErrorKind::HandlerFailed, NoSuchNote(7));
+    /// assert_eq!(e.message(), "no note 7");
+    /// assert_eq!(e.kind().wire_code(), -32603, "a peer gets it as an internal error");
+    /// assert!(e.source().unwrap().downcast_ref::<NoSuchNote>().is_some());
+    /// ```
+    pub fn caused_by(
+        kind: ErrorKind,
+        source: impl core::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let message = alloc::string::ToString::to_string(&source);
+        Error {
+            kind,
+            code: kind.code(),
+            message: message.into(),
+            data: None,
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// A handler's failure caused by `source` (any error type: `.map_err(Error::handler)?`).
+    pub fn handler(source: impl core::error::Error + Send + Sync + 'static) -> Self {
+        Error::caused_by(ErrorKind::HandlerFailed, source)
+    }
+
+    /// Attaches the error this one came from.
+    pub fn with_source(mut self, source: impl core::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// Attaches JSON `data`.
@@ -297,11 +414,49 @@ mod tests {
     #[test]
     fn every_kind_roundtrips_through_its_code() {
         for k in ALL {
-            assert_eq!(ErrorKind::from_code(k.code()), k, "{k:?}");
             assert!(!k.as_str().is_empty());
+            assert_eq!(ErrorKind::from_code(k.code()), k, "{k:?}");
+            if k.is_local() {
+                assert_eq!(
+                    k.wire_code(),
+                    -32603,
+                    "{k:?} goes to a peer as an internal error"
+                );
+            } else {
+                assert_eq!(k.wire_code(), k.code());
+            }
         }
         assert_eq!(ErrorKind::from_code(-31999), ErrorKind::Other);
         assert_eq!(ErrorKind::Unauthorized.code(), -32001);
+    }
+
+    #[test]
+    fn a_source_stays_reachable_and_local_kinds_show_no_code() {
+        use core::error::Error as _;
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        let e = Error::from(json);
+        assert_eq!(e.kind(), ErrorKind::HandlerFailed);
+        assert_eq!(e.kind().wire_code(), -32603);
+        assert!(e.source().unwrap().is::<serde_json::Error>());
+        let shown = alloc::string::ToString::to_string(&e);
+        assert!(
+            shown.starts_with("handler failed: expected value"),
+            "{shown}"
+        );
+        #[cfg(feature = "std")]
+        {
+            let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such note");
+            let e = Error::from(io);
+            assert_eq!(e.message(), "no such note");
+            assert!(e.source().unwrap().is::<std::io::Error>());
+        }
+        let e = Error::new(ErrorKind::Timeout, "late").with_source(Error::internal("inner"));
+        assert_eq!(
+            alloc::string::ToString::to_string(&e),
+            "request timed out: late"
+        );
+        assert!(e.source().unwrap().is::<Error>());
+        assert!(Error::internal("x").source().is_none());
     }
 
     #[test]

@@ -876,9 +876,16 @@ impl Session {
     }
 
     /// Answers an inbound request with an error.
+    /// A local kind ([`ErrorKind::is_local`]) is sent as `-32603` internal error.
     pub fn respond_error(&mut self, id: &RequestId, error: Error) -> Result<(), Error> {
         let entry = self.take_inbound(id)?;
-        let (code, message, data) = error.into_parts();
+        // A local kind (a timeout, a closed transport, a failed handler) is no answer the peer
+        // knows: it goes out as an internal error, with its message.
+        let local = error.kind().is_local() && error.code() == error.kind().code();
+        let (mut code, message, data) = error.into_parts();
+        if local {
+            code = ErrorKind::Internal.code();
+        }
         self.answer(
             entry.batch,
             Outgoing::Error {

@@ -132,14 +132,14 @@ const BUDGET: usize = 64;
 
 /// The error of a failed write: the peer closing its end is the transport closing, not a
 /// fault of it.
-fn write_error(e: &std::io::Error) -> Error {
+fn write_error(e: std::io::Error) -> Error {
     let kind = match e.kind() {
         std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
             ErrorKind::TransportClosed
         }
         _ => ErrorKind::TransportError,
     };
-    Error::new(kind, format!("write failed: {e}"))
+    Error::new(kind, format!("write failed: {e}")).with_source(e)
 }
 
 /// The future that runs one connection until it closes. Await it or spawn it.
@@ -304,14 +304,7 @@ impl<R: Runtime> Connection<R> {
                     }
                 }
                 Poll::Ready(Err(e)) => {
-                    // The peer closing its end is the transport closing, not a fault of it.
-                    let kind = match e.kind() {
-                        std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset => {
-                            ErrorKind::TransportClosed
-                        }
-                        _ => ErrorKind::TransportError,
-                    };
-                    self.fail_transport(Error::new(kind, format!("write failed: {e}")));
+                    self.fail_transport(write_error(e));
                     return true;
                 }
                 Poll::Pending => return progressed,
@@ -321,10 +314,10 @@ impl<R: Runtime> Connection<R> {
             match self.writer.as_mut().poll_flush(cx) {
                 Poll::Ready(Ok(())) => self.needs_flush = false,
                 Poll::Ready(Err(e)) => {
-                    self.fail_transport(Error::new(
-                        ErrorKind::TransportError,
-                        format!("flush failed: {e}"),
-                    ));
+                    self.fail_transport(
+                        Error::new(ErrorKind::TransportError, format!("flush failed: {e}"))
+                            .with_source(e),
+                    );
                     return true;
                 }
                 Poll::Pending => {}
@@ -372,7 +365,7 @@ impl<R: Runtime> Connection<R> {
             }
         }
         if let Some(e) = failed {
-            self.fail_transport(write_error(&e));
+            self.fail_transport(write_error(e));
             return true;
         }
         progressed
@@ -430,10 +423,10 @@ impl<R: Runtime> Connection<R> {
                 self.input_done = true;
                 self.session.handle_closed(
                     now,
-                    Some(Error::new(
-                        ErrorKind::TransportError,
-                        format!("read failed: {e}"),
-                    )),
+                    Some(
+                        Error::new(ErrorKind::TransportError, format!("read failed: {e}"))
+                            .with_source(e),
+                    ),
                 );
                 true
             }

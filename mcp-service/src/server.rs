@@ -563,6 +563,20 @@ impl ServerBuilder {
     }
 
     /// Registers a tool whose arguments deserialise into `T`.
+    ///
+    /// What the handler's `Err` becomes is decided by its [`ErrorKind`]:
+    /// - a failure of the tool itself — [`ErrorKind::HandlerFailed`], [`ErrorKind::Internal`]
+    ///   or [`ErrorKind::Other`] — is a `CallToolResult` with `isError: true` and the error's
+    ///   message as its text, so the model sees it (`?` on an `io::Error` or a
+    ///   `serde_json::Error`, and [`Error::handler`] around an error type of your own, give
+    ///   `HandlerFailed`);
+    /// - any other kind ([`ErrorKind::InvalidParams`], [`ErrorKind::NotFound`],
+    ///   [`ErrorKind::Unauthorized`], …) is a JSON-RPC error with that kind's code: the request
+    ///   itself was wrong.
+    ///
+    /// Arguments that do not deserialise into `T` are a tool failure too (`isError`, as the
+    /// 2025-11-25 revision asks for input validation; `-32602` for a client at an earlier
+    /// version); an unknown tool is `-32602`.
     pub fn tool<T, F, Fut, R>(mut self, tool: Tool, handler: F) -> Self
     where
         T: DeserializeOwned + Send + 'static,
@@ -1384,7 +1398,7 @@ impl Service for ServerService {
 }
 
 /// Errors that are a tool's own failure (reported as `isError` results), as opposed to protocol
-/// errors (reported as JSON-RPC errors).
+/// errors (reported as JSON-RPC errors): the rule documented on [`ServerBuilder::tool`].
 fn tool_failure(e: &Error) -> bool {
     matches!(
         e.kind(),

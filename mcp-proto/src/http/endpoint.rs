@@ -1235,7 +1235,7 @@ impl Endpoint {
                     jsonrpc::write_error(
                         &mut e,
                         Some(rid),
-                        ErrorKind::TransportClosed.code(),
+                        TRANSPORT_ERROR,
                         "the session ended before answering",
                         None,
                     );
