@@ -125,19 +125,21 @@ pub async fn serve_stdio(server: Server) -> Result<(), Error> {
     server.serve(TokioRuntime::current(), stdio_stream()).await
 }
 
-/// The process's stdin and stdout as a [`ByteStream`]: pipes and sockets are driven by the
-/// reactor directly (non-blocking, no thread hop); terminals and files go through tokio's
-/// blocking-pool stdio. Must be called inside a tokio runtime.
+/// The process's stdin and stdout as a [`ByteStream`]: sockets and (on Linux) pipes are
+/// driven by the reactor directly (no thread hop), without changing the file descriptions the
+/// process inherited (sockets with `MSG_DONTWAIT`, pipes reopened through `/proc/self/fd`);
+/// terminals and files go through tokio's blocking-pool stdio. Must be called inside a tokio
+/// runtime.
 #[cfg(all(feature = "stdio", unix))]
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> =
-        match stdio::PipeFd::new(std::io::stdin().as_fd()) {
+        match stdio::PipeFd::stdio(std::io::stdin().as_fd(), false) {
             Some(fd) => Box::new(fd),
             None => Box::new(tokio::io::stdin().compat()),
         };
     let writer: Box<dyn futures_io::AsyncWrite + Send + Unpin> =
-        match stdio::PipeFd::new(std::io::stdout().as_fd()) {
+        match stdio::PipeFd::stdio(std::io::stdout().as_fd(), true) {
             Some(fd) => Box::new(fd),
             None => Box::new(tokio::io::stdout().compat_write()),
         };

@@ -2,10 +2,15 @@
 //!
 //! tokio's `stdin()`/`stdout()` run every read and write on the blocking thread pool: two
 //! thread hand-offs per message. When stdin/stdout are pipes or sockets (the normal case for an
-//! MCP server spawned by a host), they can be made non-blocking and driven by the reactor
-//! directly, which is what this module does. For anything else (a terminal, a regular file)
-//! it falls back to tokio's blocking-pool stdio. The original file status flags are restored
-//! when the stream is dropped.
+//! MCP server spawned by a host), they are driven by the reactor directly instead, without
+//! touching the file description the process inherited (its flags are shared with every other
+//! holder of the descriptor, the host among them):
+//!
+//! - a socket is read and written with `MSG_DONTWAIT`, per call, its flags left as they are;
+//! - a pipe (Linux) is opened again through `/proc/self/fd`, which gives this process a file
+//!   description of its own, and that one is made non-blocking;
+//! - anything else (a terminal, a regular file, a pipe elsewhere) goes through tokio's
+//!   blocking-pool stdio.
 
 #[cfg(feature = "stdio")]
 use std::io;
@@ -13,7 +18,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::fd::BorrowedFd;
 #[cfg(feature = "stdio")]
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 #[cfg(feature = "stdio")]
 use std::pin::Pin;
 #[cfg(feature = "stdio")]
@@ -24,22 +29,53 @@ use futures_io::{AsyncRead, AsyncWrite};
 #[cfg(feature = "stdio")]
 use tokio::io::unix::AsyncFd;
 
-/// One end of stdio, non-blocking and registered with tokio's reactor.
+/// One end of stdio, registered with tokio's reactor.
 #[cfg(feature = "stdio")]
 pub(crate) struct PipeFd {
     fd: AsyncFd<OwnedFd>,
-    original_flags: libc::c_int,
+    /// A socket whose (shared) flags were left alone: every call passes `MSG_DONTWAIT`.
+    socket: bool,
 }
 
+/// What kind of file `fd` is (`S_IFIFO`, `S_IFSOCK`, …), if `fstat` says.
 #[cfg(feature = "stdio")]
-fn is_pollable(fd: BorrowedFd<'_>) -> bool {
+fn file_kind(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
     // SAFETY: `fstat` writes into the provided struct; the fd is valid for the borrow.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return false;
+        return None;
     }
-    let kind = st.st_mode & libc::S_IFMT;
-    kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+    Some(st.st_mode & libc::S_IFMT)
+}
+
+/// A file description of this process's own for the pipe behind `fd` (Linux: opening
+/// `/proc/self/fd/N` opens the pipe again), non-blocking, for reading or writing.
+#[cfg(all(feature = "stdio", target_os = "linux"))]
+fn reopen_pipe(fd: BorrowedFd<'_>, write: bool) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let path = format!("/proc/self/fd/{}\0", fd.as_raw_fd());
+    let access = if write {
+        libc::O_WRONLY
+    } else {
+        libc::O_RDONLY
+    };
+    // SAFETY: a NUL-terminated path; the result is a new descriptor or -1.
+    let raw = unsafe {
+        libc::open(
+            path.as_ptr().cast(),
+            access | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a descriptor just opened and owned by nobody else.
+    Some(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+#[cfg(all(feature = "stdio", not(target_os = "linux")))]
+fn reopen_pipe(_fd: BorrowedFd<'_>, _write: bool) -> Option<OwnedFd> {
+    None
 }
 
 /// Kernel buffer given to the pipes of a spawned child (Linux): room for a 64 KiB message with
@@ -71,46 +107,63 @@ pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
 
 #[cfg(feature = "stdio")]
 impl PipeFd {
-    /// Wraps a duplicate of `fd` if it is a pipe or a socket; `None` otherwise.
-    pub(crate) fn new(fd: BorrowedFd<'_>) -> Option<PipeFd> {
-        if !is_pollable(fd) {
-            return None;
-        }
-        let owned = fd.try_clone_to_owned().ok()?;
-        // SAFETY: fcntl on a valid, owned descriptor.
-        let flags = unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_GETFL) };
-        if flags < 0 {
-            return None;
-        }
-        // SAFETY: as above.
-        if unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-            return None;
-        }
+    /// Stdin (`write` false) or stdout driven by the reactor, if it is a socket or (on Linux)
+    /// a pipe; `None` otherwise. The inherited file description is never changed.
+    pub(crate) fn stdio(fd: BorrowedFd<'_>, write: bool) -> Option<PipeFd> {
+        let (owned, socket) = match file_kind(fd)? {
+            libc::S_IFSOCK => (fd.try_clone_to_owned().ok()?, true),
+            libc::S_IFIFO => (reopen_pipe(fd, write)?, false),
+            _ => return None,
+        };
         // SAFETY: `owned` is a valid descriptor owned by the `AsyncFd` for its whole life.
-        match unsafe { AsyncFd::register(owned) } {
-            Ok(fd) => Some(PipeFd {
-                fd,
-                original_flags: flags,
-            }),
-            Err(_) => None,
+        let fd = unsafe { AsyncFd::register(owned) }.ok()?;
+        Some(PipeFd { fd, socket })
+    }
+
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let raw = self.fd.get_ref().as_raw_fd();
+        // SAFETY: reading into a valid, exclusively borrowed buffer.
+        let n = unsafe {
+            if self.socket {
+                libc::recv(raw, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT)
+            } else {
+                libc::read(raw, buf.as_mut_ptr().cast(), buf.len())
+            }
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        let raw = self.fd.get_ref().as_raw_fd();
+        // SAFETY: writing from a valid buffer.
+        let n = unsafe {
+            if self.socket {
+                libc::send(raw, buf.as_ptr().cast(), buf.len(), SEND_FLAGS)
+            } else {
+                libc::write(raw, buf.as_ptr().cast(), buf.len())
+            }
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
         }
     }
 }
 
-#[cfg(feature = "stdio")]
-impl Drop for PipeFd {
-    fn drop(&mut self) {
-        // The file description is shared with whoever else holds stdio: put it back as it was.
-        // SAFETY: fcntl on a valid, owned descriptor.
-        unsafe {
-            libc::fcntl(
-                self.fd.get_ref().as_raw_fd(),
-                libc::F_SETFL,
-                self.original_flags,
-            );
-        }
-    }
-}
+/// `send` flags: never block, and (where there is such a flag) report a closed peer as
+/// `EPIPE` rather than raising `SIGPIPE`.
+#[cfg(all(feature = "stdio", any(target_os = "linux", target_os = "android")))]
+const SEND_FLAGS: libc::c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+#[cfg(all(
+    feature = "stdio",
+    not(any(target_os = "linux", target_os = "android"))
+))]
+const SEND_FLAGS: libc::c_int = libc::MSG_DONTWAIT;
 
 #[cfg(feature = "stdio")]
 impl AsyncRead for PipeFd {
@@ -121,21 +174,7 @@ impl AsyncRead for PipeFd {
     ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
-            let result = guard.try_io(|inner| {
-                // SAFETY: reading into a valid, exclusively borrowed buffer.
-                let n = unsafe {
-                    libc::read(
-                        inner.as_fd().as_raw_fd(),
-                        buf.as_mut_ptr().cast(),
-                        buf.len(),
-                    )
-                };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
-            });
+            let result = guard.try_io(|_| self.read(buf));
             match result {
                 Ok(Ok(n)) => {
                     // A short read drained the pipe: skip the `EAGAIN` round trip next time
@@ -161,17 +200,7 @@ impl AsyncWrite for PipeFd {
     ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_write_ready(cx))?;
-            let result = guard.try_io(|inner| {
-                // SAFETY: writing from a valid buffer.
-                let n = unsafe {
-                    libc::write(inner.as_fd().as_raw_fd(), buf.as_ptr().cast(), buf.len())
-                };
-                if n < 0 {
-                    Err(io::Error::last_os_error())
-                } else {
-                    Ok(n as usize)
-                }
-            });
+            let result = guard.try_io(|_| self.write(buf));
             match result {
                 Ok(Ok(n)) => {
                     if n < buf.len() {
