@@ -130,12 +130,12 @@ pub async fn serve_stdio<R: Runtime>(rt: R, server: Server) -> Result<(), Error>
 pub fn stdio_stream() -> ByteStream {
     use std::os::fd::AsFd;
     let reader: Box<dyn AsyncRead + Send + Unpin> =
-        match stdio::PipeFd::new(std::io::stdin().as_fd()) {
+        match stdio::PipeFd::stdio(std::io::stdin().as_fd(), false) {
             Some(fd) => Box::new(fd),
             None => Box::new(blocking::Unblock::new(std::io::stdin())),
         };
     let writer: Box<dyn AsyncWrite + Send + Unpin> =
-        match stdio::PipeFd::new(std::io::stdout().as_fd()) {
+        match stdio::PipeFd::stdio(std::io::stdout().as_fd(), true) {
             Some(fd) => Box::new(fd),
             None => Box::new(blocking::Unblock::new(std::io::stdout())),
         };

@@ -1,10 +1,18 @@
 //! The process's own stdin/stdout as an async byte stream, without a thread hop.
 //!
 //! `blocking::Unblock` moves every read and write to a thread pool. When stdin/stdout are
-//! pipes or sockets (the normal case for an MCP server spawned by a host), they can be made
-//! non-blocking and driven by `async-io`'s reactor directly — under async-std and smol alike.
-//! Terminals and regular files fall back to `blocking::Unblock`. The original file status flags
-//! are restored when the stream is dropped. A spawned child's pipes use the same [`PipeFd`].
+//! pipes or sockets (the normal case for an MCP server spawned by a host), they are driven by
+//! `async-io`'s reactor directly instead — under async-std and smol alike — without touching
+//! the file description the process inherited (its flags are shared with the host):
+//!
+//! - a socket is read and written with `MSG_DONTWAIT`, per call, its flags left as they are;
+//! - a pipe (Linux) is opened again through `/proc/self/fd`, which gives this process a file
+//!   description of its own, and that one is made non-blocking;
+//! - anything else (a terminal, a regular file, a pipe elsewhere) goes through
+//!   `blocking::Unblock`.
+//!
+//! A spawned child's pipes (this process's own) use the same [`PipeFd`], made non-blocking
+//! (their original flags are restored on drop).
 
 use std::fs::File;
 use std::io;
@@ -15,24 +23,69 @@ use std::task::{Context, Poll};
 use async_io::Async;
 use futures_lite::{AsyncRead, AsyncWrite};
 
-/// One end of stdio, non-blocking and registered with the `async-io` reactor.
+/// One end of stdio, registered with the `async-io` reactor.
 pub(crate) struct PipeFd {
     io: Async<File>,
-    original_flags: libc::c_int,
+    /// The flags to put back on drop (a description this side made non-blocking).
+    original_flags: Option<libc::c_int>,
+    /// A socket whose (shared) flags were left alone: every call passes `MSG_DONTWAIT`.
+    socket: bool,
     /// The last read was short, so the pipe was empty after it: the next read waits for
     /// readiness first instead of spending a system call on `EAGAIN`.
     drained: bool,
 }
 
-fn is_pollable(fd: BorrowedFd<'_>) -> bool {
+/// What kind of file `fd` is (`S_IFIFO`, `S_IFSOCK`, …), if `fstat` says.
+fn file_kind(fd: BorrowedFd<'_>) -> Option<libc::mode_t> {
     // SAFETY: `fstat` writes into the provided struct; the fd is valid for the borrow.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return false;
+        return None;
     }
-    let kind = st.st_mode & libc::S_IFMT;
-    kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+    Some(st.st_mode & libc::S_IFMT)
 }
+
+#[cfg(feature = "child")]
+fn is_pollable(fd: BorrowedFd<'_>) -> bool {
+    matches!(file_kind(fd), Some(libc::S_IFIFO | libc::S_IFSOCK))
+}
+
+/// A file description of this process's own for the pipe behind `fd` (Linux: opening
+/// `/proc/self/fd/N` opens the pipe again), non-blocking, for reading or writing.
+#[cfg(all(feature = "stdio", target_os = "linux"))]
+fn reopen_pipe(fd: BorrowedFd<'_>, write: bool) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let path = format!("/proc/self/fd/{}\0", fd.as_raw_fd());
+    let access = if write {
+        libc::O_WRONLY
+    } else {
+        libc::O_RDONLY
+    };
+    // SAFETY: a NUL-terminated path; the result is a new descriptor or -1.
+    let raw = unsafe {
+        libc::open(
+            path.as_ptr().cast(),
+            access | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a descriptor just opened and owned by nobody else.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) })
+}
+
+#[cfg(all(feature = "stdio", not(target_os = "linux")))]
+fn reopen_pipe(_fd: BorrowedFd<'_>, _write: bool) -> Option<std::os::fd::OwnedFd> {
+    None
+}
+
+/// `send` flags: never block, and (where there is such a flag) report a closed peer as
+/// `EPIPE` rather than raising `SIGPIPE`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const SEND_FLAGS: libc::c_int = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const SEND_FLAGS: libc::c_int = libc::MSG_DONTWAIT;
 
 /// Kernel buffer given to the pipes of a spawned child (Linux): room for a 64 KiB message with
 /// its envelope, so it is written in one system call instead of in pieces with a reader
@@ -63,6 +116,7 @@ pub(crate) fn grow_pipe(fd: BorrowedFd<'_>, bytes: libc::c_int) {
 
 impl PipeFd {
     /// Wraps a duplicate of `fd` if it is a pipe or a socket; `None` otherwise.
+    #[cfg(feature = "child")]
     pub(crate) fn new(fd: BorrowedFd<'_>) -> Option<PipeFd> {
         if !is_pollable(fd) {
             return None;
@@ -77,22 +131,81 @@ impl PipeFd {
         let io = Async::new(File::from(owned)).ok()?;
         Some(PipeFd {
             io,
-            original_flags: flags,
+            original_flags: Some(flags),
+            socket: false,
             drained: false,
         })
+    }
+
+    /// Stdin (`write` false) or stdout driven by the reactor, if it is a socket or (on Linux)
+    /// a pipe; `None` otherwise. The inherited file description is never changed.
+    #[cfg(feature = "stdio")]
+    pub(crate) fn stdio(fd: BorrowedFd<'_>, write: bool) -> Option<PipeFd> {
+        let (io, socket) = match file_kind(fd)? {
+            // Registered as it is: its flags stay blocking, each call passes MSG_DONTWAIT.
+            libc::S_IFSOCK => (
+                Async::new_nonblocking(File::from(fd.try_clone_to_owned().ok()?)).ok()?,
+                true,
+            ),
+            // Our own description, already non-blocking.
+            libc::S_IFIFO => (
+                Async::new_nonblocking(File::from(reopen_pipe(fd, write)?)).ok()?,
+                false,
+            ),
+            _ => return None,
+        };
+        Some(PipeFd {
+            io,
+            original_flags: None,
+            socket,
+            drained: false,
+        })
+    }
+
+    fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: reading into a valid, exclusively borrowed buffer.
+        let n = unsafe {
+            libc::recv(
+                self.io.get_ref().as_fd().as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        // SAFETY: writing from a valid buffer.
+        let n = unsafe {
+            libc::send(
+                self.io.get_ref().as_fd().as_raw_fd(),
+                buf.as_ptr().cast(),
+                buf.len(),
+                SEND_FLAGS,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
     }
 }
 
 impl Drop for PipeFd {
     fn drop(&mut self) {
-        // The file description is shared with whoever else holds stdio: put it back as it was.
+        let Some(flags) = self.original_flags else {
+            return;
+        };
+        // Put the description back as it was.
         // SAFETY: fcntl on a valid descriptor owned by `self.io`.
         unsafe {
-            libc::fcntl(
-                self.io.get_ref().as_fd().as_raw_fd(),
-                libc::F_SETFL,
-                self.original_flags,
-            );
+            libc::fcntl(self.io.get_ref().as_fd().as_raw_fd(), libc::F_SETFL, flags);
         }
     }
 }
@@ -103,6 +216,17 @@ impl AsyncRead for PipeFd {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
+        if self.socket {
+            loop {
+                match self.recv(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        std::task::ready!(self.io.poll_readable(cx))?;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    r => return Poll::Ready(r),
+                }
+            }
+        }
         if self.drained && !buf.is_empty() {
             // Level-triggered readiness: data that arrived after the short read is reported at
             // once, so nothing is missed.
@@ -121,6 +245,17 @@ impl AsyncWrite for PipeFd {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if self.socket {
+            loop {
+                match self.send(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        std::task::ready!(self.io.poll_writable(cx))?;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    r => return Poll::Ready(r),
+                }
+            }
+        }
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
