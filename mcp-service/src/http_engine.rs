@@ -205,6 +205,8 @@ impl EndpointSession<'_> {
     }
 }
 
+/// Each command is the session's own ([`Core`] for `Session`), run through the endpoint so
+/// that what it produced is routed.
 impl Core for EndpointSession<'_> {
     fn send_request(
         &mut self,
@@ -213,10 +215,13 @@ impl Core for EndpointSession<'_> {
         params: Option<Box<serde_json::value::RawValue>>,
         opts: RequestOptions,
     ) -> Result<RequestId, Error> {
-        self.run(now, |s| s.send_request(now, method, params, opts))
+        self.run(now, |s| Core::send_request(s, now, method, params, opts))
     }
     fn cancel(&mut self, now: Instant, id: &RequestId, reason: Option<&str>) {
-        let _ = self.run(now, |s| s.cancel(now, id, reason));
+        let _ = self.run(now, |s| {
+            Core::cancel(s, now, id, reason);
+            Ok(())
+        });
     }
     fn notify(
         &mut self,
@@ -225,12 +230,10 @@ impl Core for EndpointSession<'_> {
         params: Option<Box<serde_json::value::RawValue>>,
         related: Option<RequestId>,
     ) -> Result<(), Error> {
-        self.run(now, |s| s.notify_related(method, params, related))
+        self.run(now, |s| Core::notify(s, now, method, params, related))
     }
-    fn progress(&mut self, now: Instant, r: ProgressReport) -> Result<(), Error> {
-        self.run(now, |s| {
-            s.report_progress_with_meta(&r.id, r.progress, r.total, r.message.as_deref(), r.meta)
-        })
+    fn progress(&mut self, now: Instant, report: ProgressReport) -> Result<(), Error> {
+        self.run(now, |s| Core::progress(s, now, report))
     }
     fn respond(
         &mut self,
@@ -242,7 +245,7 @@ impl Core for EndpointSession<'_> {
     }
     fn close(&mut self, now: Instant) {
         let _ = self.run(now, |s| {
-            s.close(now);
+            Core::close(s, now);
             Ok(())
         });
     }
