@@ -76,6 +76,7 @@
 //!   `Host`/`Origin` checks, body limit and session bound are shared with Streamable HTTP, and
 //!   the application sees the same [`SessionEvent`]s.
 
+pub mod client;
 mod config;
 mod endpoint;
 mod event_store;
