@@ -1,0 +1,117 @@
+//! Capabilities as the method table's gates see them: which declared capability a method needs.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::method::Gate;
+use crate::version::ProtocolVersion;
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CapSet {
+    tools: bool,
+    resources: bool,
+    resources_subscribe: bool,
+    prompts: bool,
+    logging: bool,
+    completions: bool,
+    sampling: bool,
+    roots: bool,
+    elicitation: bool,
+    tasks: bool,
+}
+
+impl CapSet {
+    pub(super) fn parse(raw: &RawValue) -> CapSet {
+        #[derive(Deserialize)]
+        struct Sub {
+            subscribe: Option<bool>,
+        }
+        #[derive(Deserialize)]
+        struct Caps {
+            tools: Option<serde::de::IgnoredAny>,
+            resources: Option<Sub>,
+            prompts: Option<serde::de::IgnoredAny>,
+            logging: Option<serde::de::IgnoredAny>,
+            completions: Option<serde::de::IgnoredAny>,
+            sampling: Option<serde::de::IgnoredAny>,
+            roots: Option<serde::de::IgnoredAny>,
+            elicitation: Option<serde::de::IgnoredAny>,
+            tasks: Option<serde::de::IgnoredAny>,
+        }
+        match serde_json::from_str::<Caps>(raw.get()) {
+            Ok(c) => CapSet {
+                tools: c.tools.is_some(),
+                resources_subscribe: c
+                    .resources
+                    .as_ref()
+                    .and_then(|r| r.subscribe)
+                    .unwrap_or(false),
+                resources: c.resources.is_some(),
+                prompts: c.prompts.is_some(),
+                logging: c.logging.is_some(),
+                completions: c.completions.is_some(),
+                sampling: c.sampling.is_some(),
+                roots: c.roots.is_some(),
+                elicitation: c.elicitation.is_some(),
+                tasks: c.tasks.is_some(),
+            },
+            Err(_) => CapSet::default(),
+        }
+    }
+
+    pub(super) fn allows(&self, gate: Gate, version: ProtocolVersion) -> bool {
+        match gate {
+            Gate::None => true,
+            Gate::Tools => self.tools,
+            Gate::Resources => self.resources,
+            Gate::ResourcesSubscribe => self.resources_subscribe,
+            Gate::Prompts => self.prompts,
+            Gate::Logging => self.logging,
+            Gate::Completions => self.completions || !version.has_completions_capability(),
+            Gate::Sampling => self.sampling,
+            Gate::Roots => self.roots,
+            Gate::Elicitation => self.elicitation,
+            Gate::Tasks => self.tasks,
+        }
+    }
+}
+
+pub(super) fn gate_name(gate: Gate) -> &'static str {
+    match gate {
+        Gate::None => "none",
+        Gate::Tools => "tools",
+        Gate::Resources => "resources",
+        Gate::ResourcesSubscribe => "resources.subscribe",
+        Gate::Prompts => "prompts",
+        Gate::Logging => "logging",
+        Gate::Completions => "completions",
+        Gate::Sampling => "sampling",
+        Gate::Roots => "roots",
+        Gate::Elicitation => "elicitation",
+        Gate::Tasks => "tasks",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.into()).unwrap()
+    }
+
+    #[test]
+    fn capability_gates() {
+        let c = CapSet::parse(&raw(
+            r#"{"tools":{},"resources":{"subscribe":true},"logging":{}}"#,
+        ));
+        assert!(c.allows(Gate::Tools, ProtocolVersion::V2025_06_18));
+        assert!(c.allows(Gate::ResourcesSubscribe, ProtocolVersion::V2025_06_18));
+        assert!(!c.allows(Gate::Prompts, ProtocolVersion::V2025_06_18));
+        assert!(!c.allows(Gate::Completions, ProtocolVersion::V2025_06_18));
+        assert!(c.allows(Gate::Completions, ProtocolVersion::V2024_11_05));
+        let c = CapSet::parse(&raw(r#"{"resources":{}}"#));
+        assert!(c.resources && !c.resources_subscribe);
+        let c = CapSet::parse(&raw("[]"));
+        assert!(!c.tools);
+    }
+}
