@@ -1184,3 +1184,134 @@ fn a_server_session_can_start_ready_without_a_handshake() {
         .expect("initialize answered");
     assert!(answer["error"].is_object(), "{answer}");
 }
+
+/// A client session whose handshake completed at 2025-11-25 (ids from 1).
+fn ready_client() -> Session {
+    let mut c = Session::client(Config::new("c", "1").framing(Framing::Raw));
+    let now = mcp_proto::Instant::ZERO;
+    c.initialize(now).unwrap();
+    let mut buf = Vec::new();
+    let t = c.poll_transmit(&mut buf).unwrap();
+    assert_eq!(
+        (t.id, t.method),
+        (Some(RequestId::Number(1)), Some("initialize"))
+    );
+    c.handle_message(now, init_result(1, "2025-11-25").as_bytes());
+    assert!(matches!(c.poll_event(), Some(Event::Ready { .. })));
+    buf.clear();
+    let t = c.poll_transmit(&mut buf).unwrap();
+    assert_eq!((t.id, t.method), (None, Some("notifications/initialized")));
+    c
+}
+
+fn init_result(id: i64, version: &str) -> String {
+    json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":version,"capabilities":{"tools":{}},
+        "serverInfo":{"name":"s","version":"1"}}})
+    .to_string()
+}
+
+#[test]
+fn the_handshake_runs_again_for_a_lost_http_session() {
+    let now = mcp_proto::Instant::ZERO;
+    let mut c = ready_client();
+    let again = c.reinitialize(now).unwrap();
+    assert!(
+        c.reinitialize(now)
+            .is_err_and(|e| e.kind() == ErrorKind::AlreadyConnected)
+    );
+    // Requests may be made meanwhile.
+    let r = c
+        .send_request(now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let out = collect(&mut c);
+    assert_eq!(out[0]["method"], "initialize");
+    assert_eq!(out[0]["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(out[0]["id"], json!(again));
+    assert_eq!(out[1]["id"], json!(r));
+    let RequestId::Number(n) = again else {
+        panic!()
+    };
+    c.handle_message(now, init_result(n, "2025-11-25").as_bytes());
+    assert!(c.poll_event().is_none(), "no second Ready");
+    let out = collect(&mut c);
+    assert_eq!(out[0]["method"], "notifications/initialized");
+    assert_eq!(c.state(), State::Ready);
+
+    // A new session at another version is refused.
+    let RequestId::Number(n) = c.reinitialize(now).unwrap() else {
+        panic!()
+    };
+    c.handle_message(now, init_result(n, "2025-06-18").as_bytes());
+    let mut closed = None;
+    while let Some(e) = c.poll_event() {
+        if let Event::Closed(e) = e {
+            closed = e;
+        }
+    }
+    assert_eq!(
+        closed.map(|e| e.kind()),
+        Some(ErrorKind::ProtocolVersionMismatch)
+    );
+    // Only a client whose handshake completed runs it again.
+    assert!(
+        Session::client(Config::new("c", "1"))
+            .reinitialize(now)
+            .is_err()
+    );
+    assert!(Session::server(server_config()).reinitialize(now).is_err());
+}
+
+#[test]
+fn a_request_failed_by_its_transport_ends_once_and_quietly() {
+    let now = mcp_proto::Instant::ZERO;
+    let mut c = ready_client();
+    let r = c
+        .send_request(now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let t = c.poll_transmit(&mut Vec::new()).unwrap();
+    assert_eq!((t.id.as_ref(), t.method), (Some(&r), Some("tools/list")));
+    assert!(c.is_awaiting(&r));
+    c.fail_request(
+        now,
+        &r,
+        Error::new(ErrorKind::Unauthorized, "POST: HTTP 401"),
+    );
+    assert!(!c.is_awaiting(&r));
+    match c.poll_event() {
+        Some(Event::Response { id, result: Err(e) }) => {
+            assert_eq!((id, e.kind()), (r.clone(), ErrorKind::Unauthorized));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Nothing goes to the peer, and a second failure (or a late response) changes nothing.
+    assert!(collect(&mut c).is_empty());
+    c.fail_request(now, &r, Error::new(ErrorKind::TransportError, "again"));
+    assert!(c.poll_event().is_none());
+    // A cancellation names the request it cancels.
+    let r = c
+        .send_request(now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let _ = c.poll_transmit(&mut Vec::new());
+    c.cancel(now, &r, None).unwrap();
+    let t = c.poll_transmit(&mut Vec::new()).unwrap();
+    assert_eq!(
+        (t.id.as_ref(), t.method),
+        (Some(&r), Some("notifications/cancelled"))
+    );
+
+    // A failed handshake fails the session with the transport's error.
+    let mut c = Session::client(Config::new("c", "1"));
+    let init = c.initialize(now).unwrap();
+    c.fail_request(
+        now,
+        &init,
+        Error::new(ErrorKind::TransportError, "connection refused"),
+    );
+    let mut closed = None;
+    while let Some(e) = c.poll_event() {
+        if let Event::Closed(e) = e {
+            closed = e;
+        }
+    }
+    assert_eq!(closed.unwrap().message(), "connection refused");
+}

@@ -1334,6 +1334,12 @@ pub fn resolve_endpoint(sse: &Uri, data: &str) -> Result<Uri, Error> {
 }
 
 impl Outgoing {
+    /// The transport's view of what [`Session::poll_transmit`](crate::session::Session::poll_transmit)
+    /// wrote.
+    pub fn of(transmit: &crate::session::Transmit) -> Outgoing {
+        Outgoing::describe(transmit.kind, transmit.id.as_ref(), transmit.method)
+    }
+
     /// The transport's view of a message the session wrote (`method` and `id` from the
     /// session's own description of it).
     pub fn describe(

@@ -21,6 +21,14 @@ pub struct Transmit {
     /// The inbound request this message belongs to (its response, its progress, or a request
     /// made on its behalf), for transports that route by request (HTTP streams).
     pub related: Option<RequestId>,
+    /// The request's own id (a request), or the request it cancels
+    /// (`notifications/cancelled`).
+    pub id: Option<RequestId>,
+    /// The method of a request or notification when the session knows it statically: every
+    /// method the session sends on its own (`initialize`, `notifications/initialized`,
+    /// `notifications/cancelled`, `notifications/progress`) and every method of the spec;
+    /// `None` for responses and for other methods.
+    pub method: Option<&'static str>,
     /// Bytes appended to the buffer.
     pub len: usize,
 }
@@ -96,6 +104,7 @@ impl Session {
             return None;
         };
         let start = buf.len();
+        let (id, method) = identify(&o);
         let (kind, related) = write_outgoing(buf, o);
         if self.config.framing == Framing::Ndjson {
             // Raw JSON handed in by the application (params, results, info) may be
@@ -117,6 +126,8 @@ impl Session {
         Some(Transmit {
             kind,
             related,
+            id,
+            method,
             len: buf.len() - start,
         })
     }
@@ -192,6 +203,21 @@ fn write_f64(out: &mut Vec<u8>, f: f64) {
         }
     }
     let _ = write!(W(out), "{f}");
+}
+
+/// A message's own (or cancelled) request id and its method when static.
+fn identify(o: &Outgoing) -> (Option<RequestId>, Option<&'static str>) {
+    let fixed = |m: &Cow<'static, str>| match m {
+        Cow::Borrowed(m) => Some(*m),
+        Cow::Owned(_) => None,
+    };
+    match o {
+        Outgoing::Request { id, method, .. } => (Some(RequestId::Number(*id)), fixed(method)),
+        Outgoing::Notification { method, .. } => (None, fixed(method)),
+        Outgoing::Cancelled { id, .. } => (Some(id.clone()), Some("notifications/cancelled")),
+        Outgoing::Progress { .. } => (None, Some("notifications/progress")),
+        Outgoing::Response { .. } | Outgoing::Error { .. } | Outgoing::Batch(_) => (None, None),
+    }
 }
 
 fn write_outgoing(buf: &mut Vec<u8>, o: Outgoing) -> (MessageKind, Option<RequestId>) {

@@ -125,6 +125,34 @@ impl Session {
                 "no handshake protocol version configured",
             ));
         };
+        let id = self.queue_initialize(now, version);
+        self.state = State::Initializing;
+        Ok(id)
+    }
+
+    /// Client: runs the handshake again on a transport whose server forgot the session (a
+    /// Streamable HTTP 404): `initialize` goes out with the negotiated version, and its result
+    /// must keep that version. No second [`Event::Ready`] follows; `notifications/initialized`
+    /// is sent as in the first handshake. Requests may be made meanwhile (the transport holds
+    /// them until the new session is up).
+    pub fn reinitialize(&mut self, now: Instant) -> Result<RequestId, Error> {
+        let (true, State::Ready, Some(version)) = (self.client, self.state, self.version) else {
+            return Err(Error::invalid_request(
+                "only a client whose handshake completed can run it again",
+            ));
+        };
+        if self.reinitializing {
+            return Err(Error::new(
+                ErrorKind::AlreadyConnected,
+                "the handshake is already running again",
+            ));
+        }
+        self.reinitializing = true;
+        Ok(self.queue_initialize(now, version))
+    }
+
+    /// Queues `initialize` for `version`, awaited like any request.
+    fn queue_initialize(&mut self, now: Instant, version: ProtocolVersion) -> RequestId {
         let mut p = Vec::with_capacity(
             64 + self.config.info.get().len() + self.config.capabilities.get().len(),
         );
@@ -155,8 +183,7 @@ impl Session {
             params: Some(raw_from_vec(p)),
             related: None,
         });
-        self.state = State::Initializing;
-        Ok(RequestId::Number(id))
+        RequestId::Number(id)
     }
 
     pub(super) fn on_initialize(
@@ -270,6 +297,7 @@ impl Session {
             server_info: &'a RawValue,
             instructions: Option<String>,
         }
+        let again = core::mem::take(&mut self.reinitializing);
         let raw = match result {
             Ok(raw) => raw,
             Err(e) => {
@@ -296,6 +324,24 @@ impl Session {
                 return;
             }
         };
+        if again {
+            if self.version != Some(version) {
+                self.fail_connection(Error::new(
+                    ErrorKind::ProtocolVersionMismatch,
+                    alloc::format!(
+                        "the server chose protocol version {:?} for the new session, not the negotiated one",
+                        r.protocol_version
+                    ),
+                ));
+                return;
+            }
+            self.out.push_back(Outgoing::Notification {
+                method: Cow::Borrowed("notifications/initialized"),
+                params: None,
+                related: None,
+            });
+            return;
+        }
         self.version = Some(version);
         let peer_info = r.server_info.to_owned();
         let peer_capabilities = r.capabilities.to_owned();

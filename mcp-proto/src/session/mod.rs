@@ -76,6 +76,8 @@ pub struct Session {
     /// Why this side may not send requests (an HTTP session whose transport cannot carry the
     /// peer's answer back), if it may not.
     pub(crate) requests_refused: Option<&'static str>,
+    /// The handshake is running again ([`Session::reinitialize`]).
+    reinitializing: bool,
 }
 
 impl core::fmt::Debug for Session {
@@ -120,6 +122,7 @@ impl Session {
             events: VecDeque::new(),
             closed_emitted: false,
             requests_refused: None,
+            reinitializing: false,
         }
     }
 
@@ -168,6 +171,11 @@ impl Session {
     /// Outbound requests awaiting their outcome.
     pub fn outbound_in_flight(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Whether our request `id` still awaits its outcome.
+    pub fn is_awaiting(&self, id: &RequestId) -> bool {
+        matches!(id, RequestId::Number(n) if self.pending.contains_key(n))
     }
 
     /// Inbound requests not answered yet.

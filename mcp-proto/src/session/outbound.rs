@@ -127,6 +127,26 @@ impl Session {
         Ok(())
     }
 
+    /// Our request `id` failed in the transport (its HTTP exchange was refused or broke):
+    /// its outcome is `error`, and nothing goes to the peer. A failed `initialize` fails the
+    /// session with `error`. A request no longer awaited is left alone.
+    pub fn fail_request(&mut self, _now: Instant, id: &RequestId, error: Error) {
+        let RequestId::Number(n) = id else {
+            return;
+        };
+        match self.pending.remove(n) {
+            None => {}
+            Some(p) if p.is_initialize => {
+                self.reinitializing = false;
+                self.fail_connection(error);
+            }
+            Some(_) => self.events.push_back(Event::Response {
+                id: id.clone(),
+                result: Err(error),
+            }),
+        }
+    }
+
     /// Cancels an outbound request: `notifications/cancelled` goes to the peer and the request's
     /// outcome is [`ErrorKind::RequestCancelled`]. A late response is dropped quietly.
     pub fn cancel(
