@@ -16,7 +16,7 @@ use futures_channel::mpsc::{self, UnboundedReceiver};
 use futures_channel::oneshot;
 use futures_core::Stream;
 use futures_io::{AsyncRead, AsyncWrite};
-use mcp_proto::session::{Config, Framing, Session};
+use mcp_proto::session::{Config, Framing, Session, Transmit};
 use mcp_proto::{Error, ErrorKind, Instant};
 
 use crate::engine::{Dispatcher, HandlerOutput, Handlers};
@@ -83,12 +83,30 @@ pub trait MessageTransport: Send + 'static {
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>>;
 }
 
-/// What a connection runs over: a byte stream (NDJSON) or a message transport.
+/// A transport that works with the session itself (the HTTP client): it hears what each
+/// outgoing message is, and hands what arrives (messages, transport failures of requests, a
+/// restart of the handshake) to the session directly.
+pub(crate) trait SessionWire: Send + 'static {
+    /// One message the session wrote, as `transmit` describes it.
+    fn send(&mut self, now: Instant, transmit: &Transmit, message: Vec<u8>);
+    /// Moves what arrived into `session`; whether anything happened. Registers for a wake-up
+    /// when nothing did.
+    fn poll_recv(&mut self, cx: &mut Context<'_>, session: &mut Session, now: Instant) -> bool;
+    /// Ends the transport (an HTTP session is deleted).
+    fn poll_close(&mut self, cx: &mut Context<'_>, now: Instant) -> Poll<()>;
+}
+
+/// What a connection runs over: a byte stream (NDJSON), a message transport, or an HTTP
+/// client transport.
 pub enum Transport {
     /// A byte stream: messages are newline-delimited JSON.
     Bytes(ByteStream),
     /// One message per frame.
     Messages(Box<dyn MessageTransport>),
+    /// Streamable HTTP or legacy HTTP+SSE from the client side
+    /// ([`http_transport`](crate::http_client::http_transport)).
+    #[cfg(feature = "http-client")]
+    Http(crate::http_client::HttpStream),
 }
 
 impl Transport {
@@ -102,6 +120,8 @@ impl Transport {
         config.framing = match self {
             Transport::Bytes(_) => Framing::Ndjson,
             Transport::Messages(_) => Framing::Raw,
+            #[cfg(feature = "http-client")]
+            Transport::Http(_) => Framing::Raw,
         };
         config
     }
@@ -118,6 +138,8 @@ impl std::fmt::Debug for Transport {
         match self {
             Transport::Bytes(_) => f.write_str("Transport::Bytes"),
             Transport::Messages(_) => f.write_str("Transport::Messages"),
+            #[cfg(feature = "http-client")]
+            Transport::Http(_) => f.write_str("Transport::Http"),
         }
     }
 }
@@ -151,6 +173,8 @@ pub struct Connection<R: Runtime> {
     /// The message transport, when the connection runs over one (then `reader` is `None` and
     /// `writer` unused).
     messages: Option<Box<dyn MessageTransport>>,
+    /// The session-aware transport, when the connection runs over one.
+    wire: Option<Box<dyn SessionWire>>,
     /// The message transport's input ended or failed.
     input_done: bool,
     /// The message transport's sink was not ready: read no more until it is.
@@ -208,12 +232,12 @@ pub fn connection<R: Runtime>(
     {
         dispatcher.fail_ready(e);
     }
-    let (reader, writer, messages, buf) = match transport.into() {
-        Transport::Bytes(b) => (Some(b.reader), b.writer, None, READ_CHUNK),
-        Transport::Messages(m) => {
-            let unused: WriteHalf = Box::pin(futures_util::io::sink());
-            (None, unused, Some(m), 0)
-        }
+    let unused = || -> WriteHalf { Box::pin(futures_util::io::sink()) };
+    let (reader, writer, messages, wire, buf) = match transport.into() {
+        Transport::Bytes(b) => (Some(b.reader), b.writer, None, None, READ_CHUNK),
+        Transport::Messages(m) => (None, unused(), Some(m), None, 0),
+        #[cfg(feature = "http-client")]
+        Transport::Http(h) => (None, unused(), None, Some(h.0), 0),
     };
     let conn = Connection {
         handlers: Handlers::new(&rt),
@@ -221,6 +245,7 @@ pub fn connection<R: Runtime>(
         session,
         reader,
         messages,
+        wire,
         input_done: false,
         send_blocked: false,
         read_parked: false,
@@ -266,6 +291,19 @@ impl<R: Runtime> Connection<R> {
         }
         if self.messages.is_some() {
             return self.poll_send_messages(cx);
+        }
+        if let Some(wire) = self.wire.as_mut() {
+            let mut now = None;
+            loop {
+                let mut message = Vec::new();
+                let Some(t) = self.session.poll_transmit(&mut message) else {
+                    break;
+                };
+                let now = *now.get_or_insert_with(|| self.rt.now());
+                wire.send(now, &t, message);
+                progressed = true;
+            }
+            return progressed;
         }
         loop {
             // Drop what was already written before appending more, so that the buffer holds
@@ -382,6 +420,9 @@ impl<R: Runtime> Connection<R> {
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         if self.read_parked || self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
             return false; // parked until woken, or backpressure: the peer is not reading
+        }
+        if let Some(wire) = self.wire.as_mut() {
+            return wire.poll_recv(cx, &mut self.session, now);
         }
         let read = match self.messages.as_mut() {
             Some(t) => {
@@ -504,9 +545,10 @@ impl<R: Runtime> Future for Connection<R> {
 
             if this.session.is_closed() && this.out.is_empty() && !this.needs_flush {
                 if !this.writer_closed && !this.write_failed {
-                    let closed = match this.messages.as_mut() {
-                        Some(t) => t.poll_close(cx),
-                        None => this.writer.as_mut().poll_close(cx),
+                    let closed = match (this.messages.as_mut(), this.wire.as_mut()) {
+                        (Some(t), _) => t.poll_close(cx),
+                        (None, Some(w)) => w.poll_close(cx, now).map(Ok),
+                        (None, None) => this.writer.as_mut().poll_close(cx),
                     };
                     match closed {
                         Poll::Pending => return Poll::Pending,

@@ -1,12 +1,14 @@
 //! MCP clients over HTTP: Streamable HTTP (2025-03-26 and later), the legacy HTTP+SSE
 //! transport (2024-11-05), and the backwards-compatible probe that picks one of them.
 //!
-//! The transport presents a [`ByteStream`] to the ordinary client engine, so the whole typed
-//! [`Client`] runs unchanged: each NDJSON line the engine writes is one JSON-RPC message and
-//! becomes one HTTP POST; what the server sends back (an `application/json` body, the `message`
-//! events of an SSE reply, of the standalone GET stream or of the legacy SSE stream) is written
-//! back as NDJSON lines into the engine's read half. HTTP failures of one request become a
-//! JSON-RPC error response to that request (so its caller gets a clear [`Error`]); failures of
+//! The rules of both transports are the core's
+//! ([`mcp_proto::http::client::ClientTransport`]): which request to make for each message, the
+//! session headers, how to read each reply, the standalone GET stream, resumption, the 404
+//! re-initialisation (run by the session itself), DELETE on close, the legacy endpoint and the
+//! probe. This module only carries its exchanges out on hyper, on the connection's own task,
+//! beside the client's session: each message the session writes becomes one POST, and each
+//! JSON body or SSE `message` event goes to the session whole, parsed once there. HTTP
+//! failures of one request fail that request (its caller gets a clear [`Error`]); failures of
 //! the handshake fail [`Client`] creation; a lost session either re-initialises transparently
 //! or fails what is pending.
 //!
@@ -25,20 +27,19 @@
 
 #[cfg(feature = "oauth")]
 mod auth;
-mod message;
-mod pipe;
 mod target;
-mod transport;
+mod wire;
 
 use std::io;
 #[cfg(feature = "oauth")]
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use mcp_proto::{Duration, Error, ErrorKind};
+use mcp_proto::http::client::{ClientConfig, ClientMode, ClientTransport};
+use mcp_proto::{Duration, Error};
 
 use crate::client::{Client, ClientOptions};
-use crate::connection::ByteStream;
+use crate::connection::{SessionWire, Transport};
 #[cfg(feature = "oauth")]
 use crate::oauth::{Entropy, OAuthClient};
 use crate::runtime::{BoxFuture, Runtime};
@@ -229,10 +230,10 @@ impl HttpClientOptions {
     }
 }
 
-/// The byte stream of an HTTP transport to `url`, for [`Client::connect`] (or any client
-/// engine), and a future that resolves once the transport has finished after the engine closed
-/// it (the session DELETEd, background tasks ended): await it before a short-lived program
-/// exits. Background tasks are spawned on `rt`, connections come from `connector`.
+/// An HTTP transport to `url`, for [`Client::connect`], and a future that resolves once the
+/// transport has finished after the client closed it (the session DELETEd, exchanges ended;
+/// [`Client::shutdown`] waits for that too). Exchanges are spawned on `rt`, connections come
+/// from `connector`.
 ///
 /// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
 /// TLS) or on a bearer token that is not a valid header value; everything else (refused
@@ -243,8 +244,52 @@ pub fn http_transport<R: Runtime, C: Connector>(
     url: &str,
     kind: HttpTransport,
     options: HttpClientOptions,
-) -> Result<(ByteStream, TransportFinished), Error> {
-    transport::open(rt, connector, url, kind, options)
+) -> Result<(HttpStream, TransportFinished), Error> {
+    let target = target::Target::parse(url)?;
+    let uri: http::Uri = target
+        .url
+        .as_str()
+        .parse()
+        .map_err(|e| Error::invalid_params(format!("invalid URL {url:?}: {e}")))?;
+    let mut headers = options.headers.clone();
+    if let Some(token) = &options.bearer {
+        let v = HeaderValue::try_from(format!("Bearer {token}")).map_err(|_| {
+            Error::invalid_params("the bearer token is not a valid HTTP header value")
+        })?;
+        headers.insert(http::header::AUTHORIZATION, v);
+    }
+    let mode = match kind {
+        HttpTransport::Streamable => ClientMode::Streamable,
+        HttpTransport::LegacySse => ClientMode::LegacySse,
+        HttpTransport::Auto => ClientMode::Auto,
+    };
+    let policy = ClientTransport::new(
+        ClientConfig::new(uri)
+            .mode(mode)
+            .reinitialize(options.reinitialize)
+            .standalone_stream(options.standalone_stream)
+            .max_reconnects(options.max_reconnects)
+            .reconnect_delay(options.reconnect_delay, options.max_reconnect_delay)
+            .max_message_size(options.max_message_size),
+    );
+    let (finished_tx, finished_rx) = futures_channel::oneshot::channel();
+    let wire = wire::HttpWire::new(rt, connector, target, options, headers, policy, finished_tx);
+    Ok((HttpStream(Box::new(wire)), TransportFinished(finished_rx)))
+}
+
+/// An HTTP client transport (see [`http_transport`]), for [`Client::connect`].
+pub struct HttpStream(pub(crate) Box<dyn SessionWire>);
+
+impl std::fmt::Debug for HttpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpStream")
+    }
+}
+
+impl From<HttpStream> for Transport {
+    fn from(stream: HttpStream) -> Self {
+        Transport::Http(stream)
+    }
 }
 
 /// Resolves once an HTTP transport has finished (see [`http_transport`]).
@@ -274,15 +319,4 @@ pub async fn connect<R: Runtime, C: Connector>(
 ) -> Result<Client, Error> {
     let (stream, _finished) = http_transport(rt.clone(), connector, url, kind, http)?;
     Client::connect(rt, stream, client).await
-}
-
-/// The error kind an HTTP status stands for.
-fn status_kind(status: http::StatusCode) -> ErrorKind {
-    match status.as_u16() {
-        401 | 403 => ErrorKind::Unauthorized,
-        404 => ErrorKind::NotFound,
-        408 | 504 => ErrorKind::Timeout,
-        413 => ErrorKind::LimitExceeded,
-        _ => ErrorKind::TransportError,
-    }
 }

@@ -28,34 +28,6 @@ pub fn duplex(capacity: usize) -> (ByteStream, ByteStream) {
     )
 }
 
-/// Bytes received as one piece (a line, a frame) and handed out to `poll_read` calls in parts.
-#[cfg(any(feature = "http-client", test))]
-#[derive(Default)]
-pub(crate) struct ReadChunk {
-    bytes: Vec<u8>,
-    pos: usize,
-}
-
-#[cfg(any(feature = "http-client", test))]
-impl ReadChunk {
-    /// Copies what is left into `buf`; `None` once everything was handed out.
-    pub(crate) fn read_into(&mut self, buf: &mut [u8]) -> Option<usize> {
-        let rest = self.bytes.get(self.pos..).filter(|r| !r.is_empty())?;
-        let n = buf.len().min(rest.len());
-        if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        self.pos += n;
-        Some(n)
-    }
-
-    /// Replaces the contents with `bytes`.
-    pub(crate) fn set(&mut self, bytes: Vec<u8>) {
-        self.bytes = bytes;
-        self.pos = 0;
-    }
-}
-
 struct Buffer {
     /// Unread bytes are `bytes[start..]`; the space before `start` is reclaimed when the
     /// buffer empties, or by moving the unread bytes down when a write needs the room.
@@ -338,24 +310,6 @@ mod tests {
             assert!(closed);
             assert_eq!(got, data, "seed {seed}");
         }
-    }
-
-    #[test]
-    fn a_read_chunk_hands_out_its_bytes_in_parts() {
-        let mut c = ReadChunk::default();
-        let mut buf = [0u8; 3];
-        assert_eq!(c.read_into(&mut buf), None);
-        c.set(b"abcdefg".to_vec());
-        assert_eq!(c.read_into(&mut buf), Some(3));
-        assert_eq!(&buf, b"abc");
-        assert_eq!(c.read_into(&mut buf), Some(3));
-        assert_eq!(c.read_into(&mut buf), Some(1));
-        assert_eq!(buf[0], b'g');
-        assert_eq!(c.read_into(&mut buf), None);
-        c.set(b"xy".to_vec());
-        assert_eq!(c.read_into(&mut buf), Some(2));
-        assert_eq!(&buf[..2], b"xy");
-        assert_eq!(c.read_into(&mut buf), None);
     }
 
     #[test]

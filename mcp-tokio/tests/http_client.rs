@@ -557,8 +557,8 @@ async fn http_errors_fail_only_their_request() {
         "{\"jsonrpc\": \"2.0\", \"id\": ",
     ));
     let e = client.list_tools().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Parse, "{e}");
-    assert!(e.message().contains("not valid JSON"), "{e}");
+    assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+    assert!(e.message().contains("carried no response"), "{e}");
 
     // An SSE reply that ends without the response and without event ids to resume from.
     *front.inject.lock().unwrap() = Some((

@@ -624,12 +624,17 @@ impl ClientTransport {
         }
     }
 
-    /// The whole body of an answer read with [`ReadAs::Whole`].
+    /// The whole body of an answer read with [`ReadAs::Whole`]. Then call
+    /// [`handle_end`](Self::handle_end) once the session has the message, so that a body that
+    /// did not carry the awaited response fails its request.
     pub fn handle_body(&mut self, _now: Instant, exchange: ExchangeId, body: &[u8]) {
-        let Some(ex) = self.exchanges.remove(&exchange) else {
+        let Some(ex) = self.exchanges.get(&exchange) else {
             return;
         };
         if let Some(status) = ex.refused {
+            let Some(ex) = self.exchanges.remove(&exchange) else {
+                return;
+            };
             let error = status_error(&what(&ex.purpose, &self.post), status, body);
             match ex.purpose {
                 Purpose::Initialize { .. } | Purpose::LegacyStream => self.fail_init(error),
@@ -640,22 +645,12 @@ impl ClientTransport {
             }
             return;
         }
-        let awaited = match &ex.purpose {
-            Purpose::Initialize { id, .. } | Purpose::Post { id: Some(id), .. } => id.clone(),
-            _ => return,
-        };
-        if body.iter().all(u8::is_ascii_whitespace) {
-            let error = transport_error(format!(
-                "{}: the reply carried no response",
-                what(&ex.purpose, &self.post)
-            ));
-            self.fail_awaited(awaited, error);
-            return;
+        if !body.iter().all(u8::is_ascii_whitespace) {
+            self.deliveries.push_back(Delivery::Message(body.to_vec()));
         }
-        self.deliveries.push_back(Delivery::Message(body.to_vec()));
     }
 
-    /// An SSE body ended: `clean` when it ended normally rather than with an error.
+    /// A body ended: `clean` when it ended normally rather than with an error.
     /// `awaiting` says whether a request still awaits its response
     /// ([`Session::is_awaiting`](crate::session::Session::is_awaiting)); call it after every
     /// message delivered so far reached the session.
@@ -677,11 +672,25 @@ impl ClientTransport {
             None => (None, None),
         };
         match core::mem::replace(&mut ex.purpose, Purpose::Delete) {
-            Purpose::Initialize { id, .. } | Purpose::Post { id: Some(id), .. } => {
-                if !awaiting(&id) {
+            purpose @ (Purpose::Initialize { .. } | Purpose::Post { id: Some(_), .. }) => {
+                let (Purpose::Initialize { id, .. } | Purpose::Post { id: Some(id), .. }) =
+                    &purpose
+                else {
+                    return;
+                };
+                if !awaiting(id) {
                     return;
                 }
-                self.stream_broke(now, id, last, retry, ex.progressed, true);
+                if ex.decoder.is_none() {
+                    // A whole body without the response: nothing to resume.
+                    let error = transport_error(format!(
+                        "{}: the reply carried no response to the request (a body that is not valid JSON, or not its response)",
+                        what(&purpose, &self.post)
+                    ));
+                    self.fail_awaited(id.clone(), error);
+                    return;
+                }
+                self.stream_broke(now, id.clone(), last, retry, ex.progressed, true);
             }
             Purpose::Resume { id } => {
                 if !awaiting(&id) {

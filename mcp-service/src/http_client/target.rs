@@ -1,8 +1,7 @@
 //! Where HTTP requests go: an absolute `http://` URL split for hyper (host and port to
-//! connect to, `Host` authority, origin-form path), and the legacy transport's POST endpoint
-//! resolved from its `endpoint` event.
+//! connect to, `Host` authority, origin-form path).
 
-use mcp_proto::{Error, ErrorKind};
+use mcp_proto::Error;
 use url::Url;
 
 /// Host and port: the key of pooled connections.
@@ -64,30 +63,14 @@ impl Target {
         })
     }
 
+    /// The target of an absolute URI the core's policy asked for.
+    pub(super) fn from_uri(uri: &http::Uri) -> Result<Target, Error> {
+        Target::parse(&uri.to_string())
+    }
+
     pub(super) fn key(&self) -> HostPort {
         (self.host.clone(), self.port)
     }
-}
-
-/// The POST endpoint named by a legacy `endpoint` event: resolved against the SSE URL, and
-/// on the same origin.
-pub(super) fn legacy_endpoint(sse: &Target, data: &str) -> Result<Target, Error> {
-    let url = sse.url.join(data).map_err(|e| {
-        Error::new(
-            ErrorKind::ProtocolInvalid,
-            format!("the SSE endpoint event names an invalid URL {data:?}: {e}"),
-        )
-    })?;
-    if url.origin() != sse.url.origin() {
-        return Err(Error::new(
-            ErrorKind::ProtocolInvalid,
-            format!(
-                "the SSE endpoint event names {url}, not on the origin of {}",
-                sse.url
-            ),
-        ));
-    }
-    Target::new(url)
 }
 
 #[cfg(test)]
@@ -109,18 +92,5 @@ mod tests {
         assert!(e.message().contains("https URLs are not supported"), "{e}");
         assert!(Target::parse("ftp://x/").is_err());
         assert!(Target::parse("/relative").is_err());
-    }
-
-    #[test]
-    fn legacy_endpoints_resolve_on_the_same_origin() {
-        let sse = Target::parse("http://localhost:3001/sse").unwrap();
-        let t = legacy_endpoint(&sse, "/message?sessionId=abc").unwrap();
-        assert_eq!(t.path, "/message?sessionId=abc");
-        assert_eq!(t.authority, "localhost:3001");
-        let t = legacy_endpoint(&sse, "messages?s=1").unwrap();
-        assert_eq!(t.path, "/messages?s=1");
-        let t = legacy_endpoint(&sse, "http://localhost:3001/x").unwrap();
-        assert_eq!(t.path, "/x");
-        assert!(legacy_endpoint(&sse, "http://evil.example/x").is_err());
     }
 }

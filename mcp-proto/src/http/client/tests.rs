@@ -136,6 +136,18 @@ fn handshake_then_requests_with_the_session_headers() {
     assert_eq!(t.body_limit(ex), 16 * 1024 * 1024);
     t.handle_body(ms(1), ex, b"{\"id\":1,\"result\":{}}");
     assert_eq!(messages(&mut t), vec!["{\"id\":1,\"result\":{}}"]);
+    t.handle_end(ms(1), ex, true, |_| false);
+    assert!(t.poll_delivery().is_none());
+    // A body the session found no response in fails the request.
+    t.send(ms(1), Outgoing::Request(id(2)), Bytes::from_static(b"{r2}"));
+    let (ex, _) = sent(&mut t);
+    t.handle_head(ms(1), ex, StatusCode::OK, &json_head());
+    t.handle_body(ms(1), ex, b"{\"jsonrpc\": \"2.0\", \"id\": ");
+    assert_eq!(messages(&mut t).len(), 1);
+    t.handle_end(ms(1), ex, true, |i| *i == id(2));
+    let (i, e) = failed(&mut t);
+    assert_eq!(i, id(2));
+    assert!(e.message().contains("carried no response"), "{e}");
     // A notification's 202 is read and dropped.
     t.send(ms(2), Outgoing::Other, Bytes::from_static(b"{n}"));
     let (ex, _) = sent(&mut t);

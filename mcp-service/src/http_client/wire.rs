@@ -1,0 +1,739 @@
+//! The HTTP client's bytes: hyper exchanges carried out for the core's
+//! [`ClientTransport`](mcp_proto::http::client::ClientTransport) policy.
+//!
+//! The policy lives on the connection's own task, beside the session it serves: what the
+//! session transmits goes to [`ClientTransport::send`], every [`Action`] becomes a spawned
+//! exchange (a pooled or new connection, the OAuth retry, the response timeout), and what the
+//! exchanges report (head, body, SSE chunks, end, failure) comes back through one bounded
+//! channel to be handed to the policy, whose deliveries go straight into the session. Nothing
+//! here decides what to send or how to read a reply; nothing here parses JSON-RPC.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+#[cfg(feature = "oauth")]
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures_channel::mpsc;
+use futures_channel::oneshot;
+use futures_core::Stream;
+use futures_util::FutureExt;
+use futures_util::future::{Either, select};
+use http::header::{AUTHORIZATION, HOST};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self, SendRequest};
+use mcp_proto::http::client::{
+    Action, ClientTransport, Delivery, ExchangeId, HttpRequest, Outgoing, ReadAs,
+};
+use mcp_proto::session::{Session, Transmit};
+use mcp_proto::{Duration, Error, ErrorKind, Instant};
+
+#[cfg(feature = "oauth")]
+use super::auth::unauthorized;
+use super::target::{HostPort, Target};
+use super::{Connector, HttpClientOptions};
+use crate::cancel::CancellationToken;
+use crate::connection::SessionWire;
+#[cfg(feature = "oauth")]
+use crate::oauth::{Challenge, Step};
+use crate::runtime::{DeadlineTimer, Runtime};
+
+/// Bound of the DELETE sent when the client closes.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Exchange reports buffered between the exchanges and the connection (backpressure beyond).
+const EVENTS: usize = 64;
+/// Exchange reports handled per poll before the connection does other work.
+const BUDGET: usize = 32;
+/// Authorizations one MCP request may run (e.g. a first authorization, then a step-up); the
+/// flow itself refuses a step-up that would ask for nothing new.
+#[cfg(feature = "oauth")]
+const MAX_AUTHORIZATIONS: u32 = 2;
+/// Bound of each exchange with an authorization server when no response timeout is set.
+#[cfg(feature = "oauth")]
+const AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest reply of an authorization server (metadata, registration, tokens).
+#[cfg(feature = "oauth")]
+const MAX_AUTH_REPLY: usize = 1024 * 1024;
+/// Largest body read only to be dropped (a 202's, an acknowledgement's); beyond it the
+/// connection is not reused.
+const MAX_DISCARD: usize = 64 * 1024;
+
+type Body = Full<Bytes>;
+
+fn transport_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::TransportError, message.into())
+}
+
+/// What an exchange reports to the connection.
+enum Report {
+    Head {
+        exchange: ExchangeId,
+        status: StatusCode,
+        headers: HeaderMap,
+        read: oneshot::Sender<(ReadAs, usize)>,
+    },
+    Data(ExchangeId, Bytes),
+    Body(ExchangeId, Bytes),
+    End(ExchangeId, bool),
+    Failed(ExchangeId, Error),
+}
+
+/// What exchanges share: the connector, the pool, the options, the OAuth lock.
+pub(super) struct Io<R, C> {
+    rt: R,
+    connector: C,
+    url: Target,
+    options: HttpClientOptions,
+    headers: HeaderMap,
+    pool: Mutex<Vec<(HostPort, SendRequest<Body>)>>,
+    shutdown: CancellationToken,
+    /// One authorization flow at a time.
+    #[cfg(feature = "oauth")]
+    auth: futures_util::lock::Mutex<()>,
+}
+
+/// A connection taken from the pool for one exchange; given back once the body was read.
+struct Lease {
+    key: HostPort,
+    sender: SendRequest<Body>,
+}
+
+/// The HTTP client under a connection: the policy and the exchanges it asked for.
+pub(super) struct HttpWire<R: Runtime, C: Connector> {
+    io: Arc<Io<R, C>>,
+    policy: ClientTransport,
+    reports_tx: mpsc::Sender<Report>,
+    reports: mpsc::Receiver<Report>,
+    running: HashMap<ExchangeId, CancellationToken>,
+    timer: DeadlineTimer,
+    version_set: bool,
+    close_started: bool,
+    finished: Option<oneshot::Sender<()>>,
+}
+
+impl<R: Runtime, C: Connector> HttpWire<R, C> {
+    pub(super) fn new(
+        rt: R,
+        connector: C,
+        url: Target,
+        options: HttpClientOptions,
+        headers: HeaderMap,
+        policy: ClientTransport,
+        finished: oneshot::Sender<()>,
+    ) -> Self {
+        let (reports_tx, reports) = mpsc::channel(EVENTS);
+        HttpWire {
+            io: Arc::new(Io {
+                rt,
+                connector,
+                url,
+                options,
+                headers,
+                pool: Mutex::new(Vec::new()),
+                shutdown: CancellationToken::new(),
+                #[cfg(feature = "oauth")]
+                auth: futures_util::lock::Mutex::new(()),
+            }),
+            policy,
+            reports_tx,
+            reports,
+            running: HashMap::new(),
+            timer: DeadlineTimer::default(),
+            version_set: false,
+            close_started: false,
+            finished: Some(finished),
+        }
+    }
+
+    /// Carries out what the policy asked for.
+    fn run_actions(&mut self) {
+        while let Some(action) = self.policy.poll_action() {
+            match action {
+                Action::Send { exchange, request } => {
+                    let token = CancellationToken::new();
+                    self.running.insert(exchange, token.clone());
+                    let io = self.io.clone();
+                    let reports = self.reports_tx.clone();
+                    let limit = (request.method() == Method::DELETE).then_some(DELETE_TIMEOUT);
+                    self.io.rt.spawn(Box::pin(async move {
+                        io.exchange(exchange, *request, reports, token, limit).await;
+                    }));
+                }
+                Action::Abort(exchange) => {
+                    if let Some(token) = self.running.remove(&exchange) {
+                        token.cancel();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Hands what the policy has for the session to it.
+    fn deliver(&mut self, session: Option<&mut Session>, now: Instant) {
+        let Some(session) = session else {
+            while self.policy.poll_delivery().is_some() {}
+            return;
+        };
+        while let Some(d) = self.policy.poll_delivery() {
+            match d {
+                Delivery::Message(m) => session.handle_message(now, &m),
+                Delivery::Failed { id, error } => session.fail_request(now, &id, error),
+                Delivery::Reinitialize => {
+                    if let Err(e) = session.reinitialize(now) {
+                        session.handle_closed(now, Some(e));
+                    }
+                }
+                Delivery::Closed(e) => session.handle_closed(now, Some(e)),
+                _ => {}
+            }
+        }
+        if !self.version_set
+            && let Some(v) = session.version()
+        {
+            self.policy.set_protocol_version(v.as_str());
+            self.version_set = true;
+        }
+    }
+
+    /// Handles reports and timers; returns whether anything happened.
+    fn pump(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut session: Option<&mut Session>,
+        now: Instant,
+    ) -> bool {
+        let mut progressed = false;
+        if let Some(fired) = self.timer.poll(&self.io.rt, self.policy.poll_timeout(), cx) {
+            self.policy.handle_timeout(fired);
+            progressed = true;
+        }
+        for _ in 0..BUDGET {
+            let report = match Pin::new(&mut self.reports).poll_next(cx) {
+                Poll::Ready(Some(r)) => r,
+                _ => break,
+            };
+            progressed = true;
+            match report {
+                Report::Head {
+                    exchange,
+                    status,
+                    headers,
+                    read,
+                } => {
+                    let how = self.policy.handle_head(now, exchange, status, &headers);
+                    let _ = read.send((how, self.policy.body_limit(exchange)));
+                }
+                Report::Data(exchange, data) => self.policy.handle_data(now, exchange, &data),
+                Report::Body(exchange, body) => {
+                    self.running.remove(&exchange);
+                    self.policy.handle_body(now, exchange, &body);
+                    self.deliver(session.as_deref_mut(), now);
+                    let s = session.as_deref();
+                    self.policy.handle_end(now, exchange, true, |id| {
+                        s.is_some_and(|s| s.is_awaiting(id))
+                    });
+                }
+                Report::End(exchange, clean) => {
+                    self.running.remove(&exchange);
+                    // Everything that arrived before the end reaches the session first.
+                    self.deliver(session.as_deref_mut(), now);
+                    let s = session.as_deref();
+                    self.policy.handle_end(now, exchange, clean, |id| {
+                        s.is_some_and(|s| s.is_awaiting(id))
+                    });
+                }
+                Report::Failed(exchange, error) => {
+                    self.running.remove(&exchange);
+                    self.deliver(session.as_deref_mut(), now);
+                    self.policy.handle_failed(now, exchange, error);
+                }
+            }
+            self.deliver(session.as_deref_mut(), now);
+            self.run_actions();
+        }
+        self.deliver(session, now);
+        self.run_actions();
+        progressed
+    }
+
+    fn finish(&mut self) {
+        self.io.shutdown.cancel();
+        for (_, token) in self.running.drain() {
+            token.cancel();
+        }
+        self.io
+            .pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        if let Some(tx) = self.finished.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl<R: Runtime, C: Connector> Drop for HttpWire<R, C> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl<R: Runtime, C: Connector> SessionWire for HttpWire<R, C> {
+    fn send(&mut self, now: Instant, transmit: &Transmit, message: Vec<u8>) {
+        let kind = Outgoing::of(transmit);
+        self.policy.send(now, kind, Bytes::from(message));
+        self.run_actions();
+    }
+
+    fn poll_recv(&mut self, cx: &mut Context<'_>, session: &mut Session, now: Instant) -> bool {
+        self.pump(cx, Some(session), now)
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>, now: Instant) -> Poll<()> {
+        if !self.close_started {
+            self.close_started = true;
+            self.policy.close(now);
+            self.run_actions();
+        }
+        while !self.policy.is_closed() {
+            if !self.pump(cx, None, now) {
+                return Poll::Pending;
+            }
+        }
+        self.finish();
+        Poll::Ready(())
+    }
+}
+
+// ------------------------------------------------------------------- exchanges
+
+impl<R: Runtime, C: Connector> Io<R, C> {
+    /// Carries out one exchange, reporting its head, then its body as the policy says.
+    async fn exchange(
+        self: Arc<Self>,
+        exchange: ExchangeId,
+        request: HttpRequest,
+        mut reports: mpsc::Sender<Report>,
+        token: CancellationToken,
+        limit: Option<Duration>,
+    ) {
+        let run = self.run_exchange(exchange, request, reports.clone());
+        let run = async {
+            match limit {
+                Some(limit) => self.timed(Some(limit), "DELETE", run).await,
+                None => run.await,
+            }
+        };
+        let outcome = match select(Box::pin(run), token.cancelled()).await {
+            Either::Left((outcome, _)) => outcome,
+            Either::Right(_) => return,
+        };
+        if let Err(e) = outcome
+            && !token.is_cancelled()
+        {
+            let _ = report(&mut reports, Report::Failed(exchange, e)).await;
+        }
+    }
+
+    async fn run_exchange(
+        &self,
+        exchange: ExchangeId,
+        request: HttpRequest,
+        mut reports: mpsc::Sender<Report>,
+    ) -> Result<(), Error> {
+        let target = Target::from_uri(request.uri())?;
+        let (parts, body) = request.into_parts();
+        let (resp, lease) = self
+            .send_authorized(&target, parts.method, body, parts.headers)
+            .await?;
+        let (tx, rx) = oneshot::channel();
+        let (head, body) = resp.into_parts();
+        let sent = report(
+            &mut reports,
+            Report::Head {
+                exchange,
+                status: head.status,
+                headers: head.headers,
+                read: tx,
+            },
+        )
+        .await;
+        if sent.is_err() {
+            return Ok(());
+        }
+        let Ok((how, limit)) = rx.await else {
+            return Ok(());
+        };
+        match how {
+            ReadAs::Whole => {
+                let body = Limited::new(body, limit)
+                    .collect()
+                    .await
+                    .map_err(|e| {
+                        transport_error(format!("{}: reading the reply failed: {e}", target.url))
+                    })?
+                    .to_bytes();
+                self.release(lease);
+                let _ = report(&mut reports, Report::Body(exchange, body)).await;
+            }
+            ReadAs::Sse => {
+                let mut body = body;
+                let clean = loop {
+                    match body.frame().await {
+                        None => break true,
+                        Some(Err(e)) => {
+                            tracing::debug!(target: "mcp", error = %e, "SSE stream broke");
+                            break false;
+                        }
+                        Some(Ok(frame)) => {
+                            if let Ok(data) = frame.into_data()
+                                && !data.is_empty()
+                                && report(&mut reports, Report::Data(exchange, data))
+                                    .await
+                                    .is_err()
+                            {
+                                return Ok(());
+                            }
+                        }
+                    }
+                };
+                if clean {
+                    self.release(lease);
+                }
+                let _ = report(&mut reports, Report::End(exchange, clean)).await;
+            }
+            _ => {
+                if Limited::new(body, MAX_DISCARD).collect().await.is_ok() {
+                    self.release(lease);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // --------------------------------------------------------------- HTTP plumbing
+
+    async fn timed<T>(
+        &self,
+        limit: Option<Duration>,
+        what: &str,
+        fut: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let Some(limit) = limit else {
+            return fut.await;
+        };
+        let sleep = self.rt.sleep_until(self.rt.now() + limit);
+        match select(Box::pin(fut), sleep).await {
+            Either::Left((r, _)) => r,
+            Either::Right(_) => Err(Error::new(
+                ErrorKind::Timeout,
+                format!("{what}: no answer within {} ms", limit.as_millis()),
+            )),
+        }
+    }
+
+    async fn connect(&self, target: &Target) -> Result<SendRequest<Body>, Error> {
+        let what = format!("connecting to {}", target.url);
+        self.timed(self.options.connect_timeout, &what, async {
+            let io = self
+                .connector
+                .connect(&target.host, target.port)
+                .await
+                .map_err(|e| transport_error(format!("{what}: {e}")).with_source(e))?;
+            let (sender, conn) = http1::handshake::<_, Body>(io)
+                .await
+                .map_err(|e| transport_error(format!("{what}: {e}")))?;
+            self.rt.spawn(Box::pin(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
+                }
+            }));
+            Ok(sender)
+        })
+        .await
+    }
+
+    fn pooled(&self, key: &HostPort) -> Option<SendRequest<Body>> {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(pos) = pool.iter().rposition(|(k, _)| k == key) {
+            let (_, mut sender) = pool.swap_remove(pos);
+            if let Some(Ok(())) = sender.ready().now_or_never() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn release(&self, lease: Lease) {
+        if lease.sender.is_closed() || self.shutdown.is_cancelled() {
+            return;
+        }
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < self.options.max_idle_connections {
+            pool.push((lease.key, lease.sender));
+        }
+    }
+
+    /// The request for hyper: origin-form path, `Host`, the policy's headers, then the
+    /// application's (which cannot replace the transport's own).
+    fn request(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        mut headers: HeaderMap,
+    ) -> Result<Request<Body>, Error> {
+        let host = HeaderValue::try_from(target.authority.as_str())
+            .map_err(|_| Error::invalid_params(format!("{}: invalid host", target.url)))?;
+        headers.insert(HOST, host);
+        if !headers.contains_key(AUTHORIZATION)
+            && let Some(bearer) = self.oauth_bearer()
+        {
+            headers.insert(AUTHORIZATION, bearer);
+        }
+        let own: Vec<HeaderName> = headers.keys().cloned().collect();
+        for (name, value) in &self.headers {
+            if !own.contains(name) {
+                headers.append(name, value.clone());
+            }
+        }
+        let mut req = Request::builder()
+            .method(method)
+            .uri(target.path.as_str())
+            .body(Full::new(body))
+            .map_err(|e| Error::invalid_params(format!("{}: {e}", target.url)))?;
+        *req.headers_mut() = headers;
+        Ok(req)
+    }
+
+    async fn send(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        headers: HeaderMap,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        let what = format!("{method} {}", target.url);
+        let req = self.request(target, method, body, headers)?;
+        self.send_request(target, req, &what, self.options.response_timeout)
+            .await
+    }
+
+    /// Sends a built request on a pooled or new connection to `target`.
+    async fn send_request(
+        &self,
+        target: &Target,
+        mut req: Request<Body>,
+        what: &str,
+        timeout: Option<Duration>,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        let key = target.key();
+        // A pooled connection the server closed meanwhile hands the request back unsent:
+        // retry it on a fresh connection.
+        let mut fresh = false;
+        loop {
+            let mut sender = match self.pooled(&key) {
+                Some(s) => s,
+                None => {
+                    fresh = true;
+                    self.connect(target).await?
+                }
+            };
+            let sent = self
+                .timed(timeout, what, async {
+                    Ok(sender.try_send_request(req).await)
+                })
+                .await?;
+            match sent {
+                Ok(resp) => return Ok((resp, Lease { key, sender })),
+                Err(mut e) => match e.take_message() {
+                    Some(r) if !fresh => req = r,
+                    _ => {
+                        return Err(transport_error(format!("{what}: {}", e.into_error())));
+                    }
+                },
+            }
+        }
+    }
+
+    // --------------------------------------------------------------- authorization
+
+    /// Without OAuth (feature `oauth`) there is no kept token.
+    #[cfg(not(feature = "oauth"))]
+    fn oauth_bearer(&self) -> Option<HeaderValue> {
+        None
+    }
+
+    /// Without OAuth (feature `oauth`) an MCP request is sent as it is.
+    #[cfg(not(feature = "oauth"))]
+    async fn send_authorized(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        headers: HeaderMap,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        self.send(target, method, body, headers).await
+    }
+
+    /// `Bearer <token>` with the access token OAuth keeps for the server, if any.
+    #[cfg(feature = "oauth")]
+    fn oauth_bearer(&self) -> Option<HeaderValue> {
+        let oauth = self.options.oauth.as_ref()?;
+        let token = oauth
+            .client
+            .access_token(self.url.url.as_str(), SystemTime::now())?;
+        HeaderValue::try_from(format!("Bearer {token}")).ok()
+    }
+
+    /// The challenge of a reply that asks for an authorization this client can run: a 401,
+    /// or a 403 with `insufficient_scope`, with OAuth configured.
+    #[cfg(feature = "oauth")]
+    fn auth_challenge(&self, resp: &Response<Incoming>) -> Option<Challenge> {
+        self.options.oauth.as_ref()?;
+        let status = resp.status();
+        let challenge = Challenge::from_response(status, resp.headers());
+        match status {
+            StatusCode::UNAUTHORIZED => Some(challenge),
+            StatusCode::FORBIDDEN if challenge.insufficient_scope => Some(challenge),
+            _ => None,
+        }
+    }
+
+    /// Sends an MCP request with the current access token; when the server asks for
+    /// authorization, authorizes and sends it again (at most [`MAX_AUTHORIZATIONS`] times).
+    /// A refusal after that is returned as it is, for the policy's status error.
+    #[cfg(feature = "oauth")]
+    async fn send_authorized(
+        &self,
+        target: &Target,
+        method: Method,
+        body: Bytes,
+        headers: HeaderMap,
+    ) -> Result<(Response<Incoming>, Lease), Error> {
+        let mut rounds = 0;
+        loop {
+            let mut h = headers.clone();
+            let used = self.oauth_bearer();
+            if let Some(v) = &used {
+                h.insert(AUTHORIZATION, v.clone());
+            }
+            let (resp, lease) = self.send(target, method.clone(), body.clone(), h).await?;
+            let challenge = match self.auth_challenge(&resp) {
+                Some(c) if rounds < MAX_AUTHORIZATIONS => c,
+                _ => return Ok((resp, lease)),
+            };
+            rounds += 1;
+            let what = format!("{method} {}: HTTP {}", target.url, resp.status());
+            let _ = resp.into_body().collect().await;
+            self.release(lease);
+            self.authorize(&what, &challenge, used).await?;
+        }
+    }
+
+    /// Runs one authorization flow after `challenge` (unless another request renewed the token
+    /// since `used` was sent), its requests over this transport's connections.
+    #[cfg(feature = "oauth")]
+    async fn authorize(
+        &self,
+        what: &str,
+        challenge: &Challenge,
+        used: Option<HeaderValue>,
+    ) -> Result<(), Error> {
+        let Some(oauth) = self.options.oauth.as_ref() else {
+            return Err(Error::new(ErrorKind::Unauthorized, what.to_owned()));
+        };
+        let _guard = self.auth.lock().await;
+        if self.oauth_bearer() != used {
+            return Ok(()); // another request authorized meanwhile: try its token
+        }
+        tracing::debug!(target: "mcp", %what, ?challenge, "authorizing");
+        let entropy = (oauth.entropy)()?;
+        let mut flow = oauth
+            .client
+            .authorize(self.url.url.as_str(), challenge, &entropy)
+            .map_err(|e| unauthorized(what, &e))?;
+        loop {
+            match flow.step().map_err(|e| unauthorized(what, &e))? {
+                Step::Send(req) => {
+                    let reply = self.auth_exchange(what, req).await?;
+                    flow.handle_response(SystemTime::now(), reply)
+                        .map_err(|e| unauthorized(what, &e))?;
+                }
+                Step::Authorize(req) => match &self.options.auth_handler {
+                    Some(handler) => {
+                        let callback = handler.0.authorize(req.uri().to_string()).await?;
+                        flow.handle_callback(&callback)
+                            .map_err(|e| unauthorized(what, &e))?;
+                    }
+                    None => {
+                        let reply = self.auth_exchange(what, req).await?;
+                        flow.handle_response(SystemTime::now(), reply)
+                            .map_err(|e| unauthorized(what, &e))?;
+                    }
+                },
+                Step::Done(_) => {
+                    tracing::debug!(target: "mcp", "authorized");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// One request of an authorization flow (metadata, registration, authorization, token):
+    /// only the flow's own headers (never the MCP request's), no redirect following, the
+    /// whole reply read within bounds.
+    #[cfg(feature = "oauth")]
+    async fn auth_exchange(
+        &self,
+        what: &str,
+        req: Request<Vec<u8>>,
+    ) -> Result<Response<Vec<u8>>, Error> {
+        let fail = |msg: String| Error::new(ErrorKind::Unauthorized, format!("{what}: {msg}"));
+        let (parts, body) = req.into_parts();
+        let step = format!("authorization: {} {}", parts.method, parts.uri);
+        let target =
+            Target::parse(&parts.uri.to_string()).map_err(|e| fail(format!("{step}: {e}")))?;
+        let host = HeaderValue::try_from(target.authority.as_str())
+            .map_err(|_| fail(format!("{step}: invalid host")))?;
+        let mut req = Request::builder()
+            .method(parts.method)
+            .uri(target.path.as_str())
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| fail(format!("{step}: {e}")))?;
+        *req.headers_mut() = parts.headers;
+        req.headers_mut().insert(HOST, host);
+        let timeout = self
+            .options
+            .response_timeout
+            .or(Some(AUTH_EXCHANGE_TIMEOUT));
+        let exchange = async {
+            let (resp, lease) = self.send_request(&target, req, &step, timeout).await?;
+            let (parts, body) = resp.into_parts();
+            let body = Limited::new(body, MAX_AUTH_REPLY)
+                .collect()
+                .await
+                .map_err(|e| transport_error(format!("{step}: reading the reply failed: {e}")))?
+                .to_bytes();
+            self.release(lease);
+            Ok(Response::from_parts(parts, body.to_vec()))
+        };
+        self.timed(timeout, &step, exchange)
+            .await
+            .map_err(|e| fail(e.message().to_owned()))
+    }
+}
+
+/// Hands `r` to the connection, waiting while its reports are full; `Err` once it is gone.
+async fn report(reports: &mut mpsc::Sender<Report>, r: Report) -> Result<(), ()> {
+    futures_util::future::poll_fn(|cx| reports.poll_ready(cx))
+        .await
+        .map_err(|_| ())?;
+    reports.start_send(r).map_err(|_| ())
+}
