@@ -5,8 +5,8 @@
 //! (an IO error, a JSON error, an application's own), that error as its
 //! [`source`](core::error::Error::source).
 //!
-//! Each kind has a code ([`ErrorKind::code`]), and a code maps back to its kind
-//! ([`ErrorKind::from_code`]). Kinds that only describe this side's situation
+//! Each kind has a code ([`ErrorKind::code`]), and a peer's code maps back to the wire kind it
+//! stands for ([`ErrorKind::from_code`]; never to a local kind). Kinds that only describe this side's situation
 //! ([`ErrorKind::is_local`]: a timeout, a closed or failed transport, a duplicate registration,
 //! a failed handler, a cancellation) are never put on the wire with their own code: a session
 //! that answers a peer with one (a handler returned it) sends `-32603` internal error with its
@@ -101,10 +101,10 @@ impl ErrorKind {
         )
     }
 
-    /// The code of this kind: the JSON-RPC code it travels as, or, for a local kind, the code
-    /// it carries inside this process (an HTTP client hands its transport failures to the
-    /// session as error responses); a session answering a peer sends a local kind as
-    /// `-32603` ([`wire_code`](Self::wire_code)).
+    /// The code of this kind: the JSON-RPC code it travels as, or, for a local kind, a code
+    /// that never leaves this process (a session answering a peer sends a local kind as
+    /// `-32603`, [`wire_code`](Self::wire_code), and [`from_code`](Self::from_code) never
+    /// gives a local kind but [`RequestCancelled`](Self::RequestCancelled)).
     pub const fn code(self) -> i64 {
         match self {
             ErrorKind::Parse => -32700,
@@ -135,7 +135,10 @@ impl ErrorKind {
         if self.is_local() { -32603 } else { self.code() }
     }
 
-    /// The kind a wire code stands for.
+    /// The kind a wire code stands for. A peer's code is never taken for one of this side's
+    /// local outcomes (a timeout, a failed transport, a failed handler): servers use `-32000`
+    /// and its neighbours for errors of their own, so those are [`Other`](Self::Other) with
+    /// their code kept. `-32800` is the peer reporting a cancellation.
     pub const fn from_code(code: i64) -> ErrorKind {
         match code {
             -32700 => ErrorKind::Parse,
@@ -143,16 +146,11 @@ impl ErrorKind {
             -32601 => ErrorKind::MethodNotFound,
             -32602 => ErrorKind::InvalidParams,
             -32603 => ErrorKind::Internal,
-            -32000 => ErrorKind::TransportClosed,
             -32001 => ErrorKind::Unauthorized,
             -32002 => ErrorKind::NotFound,
-            -32003 => ErrorKind::Timeout,
-            -32004 => ErrorKind::TransportError,
             -32005 => ErrorKind::NotInitialized,
             -32006 => ErrorKind::AlreadyConnected,
-            -32007 => ErrorKind::DuplicateRegistration,
             -32008 => ErrorKind::LimitExceeded,
-            -32010 => ErrorKind::HandlerFailed,
             -32022 => ErrorKind::ProtocolVersionMismatch,
             -32800 => ErrorKind::RequestCancelled,
             -32042 => ErrorKind::UrlElicitationRequired,
@@ -412,10 +410,15 @@ mod tests {
     ];
 
     #[test]
-    fn every_kind_roundtrips_through_its_code() {
+    fn every_wire_kind_roundtrips_through_its_code() {
         for k in ALL {
             assert!(!k.as_str().is_empty());
-            assert_eq!(ErrorKind::from_code(k.code()), k, "{k:?}");
+            if k.is_local() && k != ErrorKind::RequestCancelled {
+                // A peer's -32000, -32003, ... is an error of its own, not this side's timeout.
+                assert_eq!(ErrorKind::from_code(k.code()), ErrorKind::Other, "{k:?}");
+            } else {
+                assert_eq!(ErrorKind::from_code(k.code()), k, "{k:?}");
+            }
             if k.is_local() {
                 assert_eq!(
                     k.wire_code(),
