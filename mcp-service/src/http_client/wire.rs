@@ -231,22 +231,11 @@ impl<R: Runtime, C: Connector> HttpWire<R, C> {
                 }
                 Report::Data(exchange, data) => self.policy.handle_data(now, exchange, &data),
                 Report::Body(exchange, body) => {
-                    self.running.remove(&exchange);
                     self.policy.handle_body(now, exchange, &body);
-                    self.deliver(session.as_deref_mut(), now);
-                    let s = session.as_deref();
-                    self.policy.handle_end(now, exchange, true, |id| {
-                        s.is_some_and(|s| s.is_awaiting(id))
-                    });
+                    self.end(session.as_deref_mut(), now, exchange, true);
                 }
                 Report::End(exchange, clean) => {
-                    self.running.remove(&exchange);
-                    // Everything that arrived before the end reaches the session first.
-                    self.deliver(session.as_deref_mut(), now);
-                    let s = session.as_deref();
-                    self.policy.handle_end(now, exchange, clean, |id| {
-                        s.is_some_and(|s| s.is_awaiting(id))
-                    });
+                    self.end(session.as_deref_mut(), now, exchange, clean)
                 }
                 Report::Failed(exchange, error) => {
                     self.running.remove(&exchange);
@@ -260,6 +249,23 @@ impl<R: Runtime, C: Connector> HttpWire<R, C> {
         self.deliver(session, now);
         self.run_actions();
         progressed
+    }
+
+    /// A body ended: everything that arrived before reaches the session first, then the
+    /// policy learns whether the exchange's request still awaits its response.
+    fn end(
+        &mut self,
+        mut session: Option<&mut Session>,
+        now: Instant,
+        exchange: ExchangeId,
+        clean: bool,
+    ) {
+        self.running.remove(&exchange);
+        self.deliver(session.as_deref_mut(), now);
+        let s = session.as_deref();
+        self.policy.handle_end(now, exchange, clean, |id| {
+            s.is_some_and(|s| s.is_awaiting(id))
+        });
     }
 
     fn finish(&mut self) {
