@@ -36,6 +36,9 @@ const BUDGET: usize = 64;
 /// SSE chunks buffered per reply body beyond what the driver has taken (the endpoint bounds
 /// what waits behind them).
 const STREAM_CHANNEL: usize = 4;
+/// HTTP requests queued for the engine beyond one per submitting task; a driver's request
+/// handlers wait while it is full (backpressure on a flood of requests).
+const REQUEST_QUEUE: usize = 1024;
 
 /// Builds the service of a new session around its peer; called once per session. The returned
 /// closure runs when the session ends.
@@ -107,7 +110,7 @@ enum Msg {
 /// A cloneable handle that submits HTTP requests to an [`HttpEngine`].
 #[derive(Clone)]
 pub struct HttpHandle {
-    tx: UnboundedSender<Msg>,
+    tx: mpsc::Sender<Msg>,
     max_body_size: usize,
 }
 
@@ -131,9 +134,13 @@ impl HttpHandle {
         body: Vec<u8>,
     ) -> Result<http::Response<HttpBody>, Error> {
         let (reply, rx) = oneshot::channel();
-        self.tx
-            .unbounded_send(Msg::Request { parts, body, reply })
-            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))?;
+        let stopped = || Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped");
+        let mut tx = self.tx.clone();
+        futures_util::future::poll_fn(|cx| tx.poll_ready(cx))
+            .await
+            .map_err(|_| stopped())?;
+        tx.start_send(Msg::Request { parts, body, reply })
+            .map_err(|_| stopped())?;
         rx.await
             .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))
     }
@@ -265,7 +272,7 @@ pub struct HttpEngine<R: Runtime> {
     rt: R,
     endpoint: Endpoint,
     factory: SessionFactory,
-    msgs: UnboundedReceiver<Msg>,
+    msgs: mpsc::Receiver<Msg>,
     drops: UnboundedReceiver<StreamId>,
     drops_tx: UnboundedSender<StreamId>,
     handle: Option<HttpHandle>,
@@ -300,7 +307,7 @@ impl<R: Runtime> HttpEngine<R> {
     /// An engine serving `config`, building each session's service with `factory`.
     pub fn new(rt: R, config: EndpointConfig, factory: SessionFactory) -> Self {
         let endpoint = Endpoint::new(config);
-        let (tx, rx) = mpsc::unbounded();
+        let (tx, rx) = mpsc::channel(REQUEST_QUEUE);
         let (drops_tx, drops) = mpsc::unbounded();
         let handle = HttpHandle {
             tx,
@@ -342,7 +349,7 @@ impl<R: Runtime> HttpEngine<R> {
         match &self.handle {
             Some(h) => h.clone(),
             None => HttpHandle {
-                tx: mpsc::unbounded().0,
+                tx: mpsc::channel(0).0,
                 max_body_size: self.endpoint.max_body_size(),
             },
         }
