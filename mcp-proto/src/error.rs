@@ -201,10 +201,67 @@ pub struct Error {
     source: Option<Arc<dyn core::error::Error + Send + Sync + 'static>>,
 }
 
+/// A JSON-RPC error object as it travels: what a peer sent, or what it will receive.
+///
+/// An [`Error`] is this side's view of a failure (a stable [`kind`](Error::kind), a message,
+/// the error it came from); an `ErrorObject` is only the wire form. Going to the wire,
+/// [`Error::to_object`] applies the one rule: a local kind (a timeout, a failed transport or
+/// handler, [`ErrorKind::is_local`]) has no code a peer knows and goes as `-32603` internal
+/// error with its message. Coming from the wire, [`Error::from`] takes the kind the code
+/// stands for ([`ErrorKind::from_code`], never a local one).
+///
+/// ```
+/// use mcp_proto::{Error, ErrorKind, ErrorObject};
+///
+/// let timeout = Error::new(ErrorKind::Timeout, "the database did not answer");
+/// let wire = timeout.to_object();
+/// assert_eq!((wire.code, wire.message.as_ref()), (-32603, "the database did not answer"));
+///
+/// let from_peer = Error::from(ErrorObject::new(-32602, "missing `uri`"));
+/// assert_eq!(from_peer.kind(), ErrorKind::InvalidParams);
+/// let theirs = Error::from(ErrorObject::new(-32003, "the server's own error"));
+/// assert_eq!((theirs.kind(), theirs.code()), (ErrorKind::Other, -32003));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ErrorObject {
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// The message.
+    pub message: Cow<'static, str>,
+    /// The JSON `data`, if any.
+    pub data: Option<Box<RawValue>>,
+}
+
+impl ErrorObject {
+    /// An error object without data.
+    pub fn new(code: i64, message: impl Into<Cow<'static, str>>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+}
+
+impl PartialEq for ErrorObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.data.as_ref().map(|d| d.get()) == other.data.as_ref().map(|d| d.get())
+    }
+}
+
+impl From<ErrorObject> for Error {
+    /// The error a peer reported: the kind its code stands for.
+    fn from(o: ErrorObject) -> Self {
+        Error::from_wire(o.code, o.message, o.data)
+    }
+}
+
 impl fmt::Display for Error {
     /// `kind (code): message`; a local kind shows no code (it has none of its own).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.kind.is_local() && self.code == self.kind.code() {
+        if self.is_local_only() {
             write!(f, "{}: {}", self.kind, self.message)
         } else {
             write!(f, "{} ({}): {}", self.kind, self.code, self.message)
@@ -378,9 +435,35 @@ impl Error {
         Error::new(ErrorKind::HandlerFailed, message)
     }
 
-    /// Splits into wire parts (code, message, data).
+    /// Splits into its parts (code, message, data), as they are: for the wire form use
+    /// [`into_object`](Self::into_object).
     pub fn into_parts(self) -> (i64, Cow<'static, str>, Option<Box<RawValue>>) {
         (self.code, self.message, self.data)
+    }
+
+    /// Whether this is a local outcome with no code of its own for a peer (a local kind whose
+    /// code was not overridden).
+    fn is_local_only(&self) -> bool {
+        self.kind.is_local() && self.code == self.kind.code()
+    }
+
+    /// What a peer receives for this error (see [`ErrorObject`]).
+    pub fn to_object(&self) -> ErrorObject {
+        self.clone().into_object()
+    }
+
+    /// What a peer receives for this error, consuming it (see [`ErrorObject`]).
+    pub fn into_object(self) -> ErrorObject {
+        let code = if self.is_local_only() {
+            ErrorKind::Internal.code()
+        } else {
+            self.code
+        };
+        ErrorObject {
+            code,
+            message: self.message,
+            data: self.data,
+        }
     }
 }
 

@@ -49,7 +49,7 @@ pub mod testing;
 pub mod time;
 pub mod version;
 
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, ErrorObject};
 pub use id::{ProgressToken, RequestId};
 pub use time::{Duration, Instant};
 pub use version::ProtocolVersion;

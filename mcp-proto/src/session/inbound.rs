@@ -12,7 +12,7 @@ use super::caps::gate_name;
 use super::encode::Outgoing;
 use super::event::{Event, InboundRequest};
 use super::lifecycle::State;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, ErrorObject};
 use crate::id::{ProgressToken, RequestId};
 use crate::jsonrpc;
 use crate::method;
@@ -55,11 +55,11 @@ impl Session {
         let entry = self.take_inbound(id)?;
         // A local kind (a timeout, a closed transport, a failed handler) is no answer the peer
         // knows: it goes out as an internal error, with its message.
-        let local = error.kind().is_local() && error.code() == error.kind().code();
-        let (mut code, message, data) = error.into_parts();
-        if local {
-            code = ErrorKind::Internal.code();
-        }
+        let ErrorObject {
+            code,
+            message,
+            data,
+        } = error.into_object();
         self.answer(
             entry.batch,
             Outgoing::Error {
