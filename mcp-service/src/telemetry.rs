@@ -6,6 +6,7 @@
 //! Metrics: `mcp_request_total{direction,method,status}`,
 //! `mcp_notification_total{direction,method}`, `mcp_request_duration_ms{direction,method}`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::notifications::Notifications;
@@ -175,7 +176,7 @@ impl Telemetry {
         connection: u64,
         direction: Direction,
         id: &RequestId,
-        method: &str,
+        method: &Cow<'static, str>,
         outcome: Outcome,
         duration: Duration,
     ) {
@@ -184,36 +185,42 @@ impl Telemetry {
             connection,
             direction = direction.as_str(),
             %id,
-            method,
+            method = method.as_ref(),
             outcome = outcome.as_str(),
             duration_ms = duration.as_micros() as f64 / 1000.0,
             "request completed"
         );
         #[cfg(feature = "metrics")]
         {
-            metrics::counter!("mcp_request_total", "direction" => direction.as_str(), "method" => method.to_owned(), "status" => outcome.as_str()).increment(1);
-            metrics::histogram!("mcp_request_duration_ms", "direction" => direction.as_str(), "method" => method.to_owned())
+            // A known method is a static name: no allocation for its label.
+            metrics::counter!("mcp_request_total", "direction" => direction.as_str(), "method" => method.clone(), "status" => outcome.as_str()).increment(1);
+            metrics::histogram!("mcp_request_duration_ms", "direction" => direction.as_str(), "method" => method.clone())
                 .record(duration.as_micros() as f64 / 1000.0);
         }
         self.emit(|| TelemetryEvent::RequestCompleted {
             connection,
             direction,
             id: id.clone(),
-            method: method.to_owned(),
+            method: method.to_string(),
             outcome,
             duration,
         });
     }
 
-    pub(crate) fn notification(&self, connection: u64, direction: Direction, method: &str) {
-        tracing::trace!(target: "mcp", connection, direction = direction.as_str(), method, "notification");
+    pub(crate) fn notification(
+        &self,
+        connection: u64,
+        direction: Direction,
+        method: &Cow<'static, str>,
+    ) {
+        tracing::trace!(target: "mcp", connection, direction = direction.as_str(), method = method.as_ref(), "notification");
         #[cfg(feature = "metrics")]
-        metrics::counter!("mcp_notification_total", "direction" => direction.as_str(), "method" => method.to_owned())
+        metrics::counter!("mcp_notification_total", "direction" => direction.as_str(), "method" => method.clone())
             .increment(1);
         self.emit(|| TelemetryEvent::Notification {
             connection,
             direction,
-            method: method.to_owned(),
+            method: method.to_string(),
         });
     }
 }
