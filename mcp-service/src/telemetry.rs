@@ -171,6 +171,8 @@ impl Telemetry {
         }
     }
 
+    // `&Cow`: a metrics label clones it, which is free for a static name.
+    #[allow(clippy::ptr_arg)]
     pub(crate) fn request_completed(
         &self,
         connection: u64,
@@ -207,6 +209,7 @@ impl Telemetry {
         });
     }
 
+    #[allow(clippy::ptr_arg)]
     pub(crate) fn notification(
         &self,
         connection: u64,
