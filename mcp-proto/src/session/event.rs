@@ -21,6 +21,9 @@ pub struct InboundRequest {
     pub params: Option<Box<RawValue>>,
     /// The peer's progress token, when it asked for progress.
     pub progress_token: Option<ProgressToken>,
+    /// For a request of the stateless era (2026-07-28), what its `_meta` said: its version
+    /// and the client's capabilities. `None` for a request of the handshake era.
+    pub era: Option<super::RequestEra>,
 }
 
 /// Something the application must know about.

@@ -23,6 +23,8 @@ pub(super) struct Inbound {
     pub(super) progress_token: Option<ProgressToken>,
     pub(super) last_progress: Option<f64>,
     pub(super) batch: Option<u64>,
+    /// A request of the stateless era: its result carries `resultType`.
+    pub(super) stateless: bool,
 }
 
 /// How many recently cancelled inbound ids are remembered, so that a late `respond` to one of
@@ -39,6 +41,11 @@ impl Session {
             return Err(Error::invalid_params("a result must be a JSON object"));
         }
         let entry = self.take_inbound(id)?;
+        let result = if entry.stateless {
+            super::stateless::with_result_type(result)
+        } else {
+            result
+        };
         self.answer_inbound(
             entry.batch,
             Outgoing::Response {
@@ -170,6 +177,17 @@ impl Session {
             self.events.push_back(Event::InvalidMessage(e));
             return;
         }
+        if self.state == State::Closed {
+            return;
+        }
+        if self.state != State::Closing
+            && let Some(p) = params
+            && self.serves_stateless()
+            && super::stateless::is_stateless(p)
+        {
+            self.on_stateless_request(id, method, p, batch);
+            return;
+        }
         let refuse = |kind: ErrorKind, msg: String| Error::new(kind, msg);
         let error = match (self.state, method) {
             (State::Closed, _) => return,
@@ -241,6 +259,7 @@ impl Session {
                 progress_token: progress_token.clone(),
                 last_progress: None,
                 batch,
+                stateless: false,
             },
         );
         if let Some(b) = batch
@@ -253,6 +272,7 @@ impl Session {
             method: name,
             params: params.map(ToOwned::to_owned),
             progress_token,
+            era: None,
         }));
     }
 

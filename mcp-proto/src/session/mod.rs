@@ -43,11 +43,13 @@ mod event;
 mod inbound;
 mod lifecycle;
 mod outbound;
+mod stateless;
 
 pub use config::{Config, Framing, RequestOptions};
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
+pub use stateless::RequestEra;
 
 use caps::CapSet;
 use encode::{Batch, Outgoing};

@@ -1,6 +1,6 @@
 //! Test support: the core's checked pair ([`mcp_proto::testing::Pair`]) with a few
 //! conveniences, and helpers for lone sessions.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub use mcp_proto::testing::{CLIENT, Pair, SERVER, client_config, raw, server_config};
 

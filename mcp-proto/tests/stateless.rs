@@ -1,0 +1,250 @@
+//! The stateless era (2026-07-28) on a server session: requests that name their version in
+//! `_meta`, `server/discover`, the revision's errors, `resultType`, and both eras on one
+//! session.
+
+mod common;
+
+use common::*;
+use mcp_proto::session::{Config, Event, Session};
+use mcp_proto::{ErrorKind, ProtocolVersion, RequestId};
+use serde_json::{Value, json};
+
+const NOW: mcp_proto::Instant = mcp_proto::Instant::ZERO;
+
+fn both_eras() -> Session {
+    Session::server(server_config().versions(&ProtocolVersion::ALL))
+}
+
+fn meta(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}
+    })
+}
+
+fn request(id: i64, method: &str, params: Value) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    )
+}
+
+fn modern(id: i64, method: &str) -> String {
+    request(id, method, json!({"_meta": meta("2026-07-28")}))
+}
+
+fn requests(s: &mut Session) -> Vec<mcp_proto::session::InboundRequest> {
+    let mut out = Vec::new();
+    while let Some(e) = s.poll_event() {
+        if let Event::Request(r) = e {
+            out.push(r);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_request_naming_its_version_needs_no_handshake() {
+    let mut s = both_eras();
+    s.handle_bytes(NOW, modern(7, "tools/list").as_bytes());
+    let reqs = requests(&mut s);
+    assert_eq!(reqs.len(), 1);
+    let era = reqs[0].era.as_ref().expect("a stateless request");
+    assert_eq!(era.version, ProtocolVersion::V2026_07_28);
+    assert_eq!(era.client_capabilities.get(), "{\"sampling\":{}}");
+    assert!(era.client_info.as_ref().unwrap().get().contains("\"c\""));
+    assert_eq!(era.log_level, None);
+    s.respond(&RequestId::Number(7), raw("{\"tools\":[]}"))
+        .unwrap();
+    let out = collect(&mut s);
+    assert_eq!(out[0]["id"], 7);
+    assert_eq!(
+        out[0]["result"],
+        json!({"resultType": "complete", "tools": []})
+    );
+    // The application's own result type stays.
+    s.handle_bytes(NOW, modern(8, "tools/call").as_bytes());
+    let _ = requests(&mut s);
+    s.respond(
+        &RequestId::Number(8),
+        raw("{\"resultType\":\"input_required\",\"requestState\":\"s\"}"),
+    )
+    .unwrap();
+    assert_eq!(collect(&mut s)[0]["result"]["resultType"], "input_required");
+}
+
+#[test]
+fn server_discover_is_answered_by_the_session() {
+    let mut config = server_config().versions(&ProtocolVersion::ALL);
+    config.instructions = Some("use the tools".into());
+    let mut s = Session::server(config);
+    s.handle_bytes(NOW, modern(1, "server/discover").as_bytes());
+    assert!(requests(&mut s).is_empty());
+    let out = collect(&mut s);
+    let r = &out[0]["result"];
+    assert_eq!(out[0]["id"], 1);
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(
+        r["supportedVersions"],
+        json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+            "2026-07-28"
+        ])
+    );
+    assert_eq!(r["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(r["instructions"], "use the tools");
+    assert_eq!(r["ttlMs"], 0);
+    assert_eq!(r["cacheScope"], "public");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
+    // It validates against the revision's schema type.
+    let parsed: mcp_proto::schema::lifecycle::DiscoverResult =
+        serde_json::from_value(r.clone()).unwrap();
+    assert_eq!(parsed.versions().len(), 5);
+}
+
+#[test]
+fn the_revisions_errors_carry_the_requests_id() {
+    let mut s = both_eras();
+    // An unsupported version: -32022 naming what is supported and what was asked.
+    s.handle_bytes(
+        NOW,
+        request(3, "tools/list", json!({"_meta": meta("2099-01-01")})).as_bytes(),
+    );
+    let out = collect(&mut s);
+    assert_eq!(out[0]["id"], 3);
+    assert_eq!(out[0]["error"]["code"], -32022);
+    assert_eq!(out[0]["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(out[0]["error"]["data"]["supported"][4], "2026-07-28");
+    // A handshake version in `_meta` is no stateless request either.
+    s.handle_bytes(
+        NOW,
+        request(4, "tools/list", json!({"_meta": meta("2025-11-25")})).as_bytes(),
+    );
+    assert_eq!(collect(&mut s)[0]["error"]["code"], -32022);
+    // Missing client capabilities: -32602.
+    let no_caps = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    s.handle_bytes(NOW, request(5, "tools/list", no_caps).as_bytes());
+    let out = collect(&mut s);
+    assert_eq!(
+        (out[0]["id"].clone(), out[0]["error"]["code"].clone()),
+        (json!(5), json!(-32602))
+    );
+    assert!(
+        out[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
+    // Methods the revision removed: -32601.
+    for (id, m) in [
+        (6, "ping"),
+        (7, "logging/setLevel"),
+        (8, "resources/subscribe"),
+        (9, "initialize"),
+    ] {
+        s.handle_bytes(NOW, modern(id, m).as_bytes());
+        let out = collect(&mut s);
+        assert_eq!(out[0]["id"], id, "{m}");
+        assert_eq!(out[0]["error"]["code"], -32601, "{m}");
+    }
+    // A bad log level: -32602.
+    let mut m = meta("2026-07-28");
+    m["io.modelcontextprotocol/logLevel"] = json!("loud");
+    s.handle_bytes(
+        NOW,
+        request(10, "tools/list", json!({"_meta": m})).as_bytes(),
+    );
+    assert_eq!(collect(&mut s)[0]["error"]["code"], -32602);
+    assert!(requests(&mut s).is_empty());
+}
+
+#[test]
+fn both_eras_share_one_session() {
+    let mut s = both_eras();
+    // A stateless request first, then a handshake, then both kinds again.
+    s.handle_bytes(NOW, modern(1, "prompts/list").as_bytes());
+    assert_eq!(requests(&mut s).len(), 1);
+    s.respond(&RequestId::Number(1), raw("{\"prompts\":[]}"))
+        .unwrap();
+    let _ = collect(&mut s);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}});
+    s.handle_bytes(NOW, request(2, "initialize", init).as_bytes());
+    assert_eq!(
+        collect(&mut s)[0]["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+    s.handle_bytes(
+        NOW,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
+    );
+    s.handle_bytes(NOW, request(3, "tools/list", json!({})).as_bytes());
+    s.handle_bytes(NOW, modern(4, "tools/list").as_bytes());
+    let reqs = requests(&mut s);
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[0].era.is_none() && reqs[1].era.is_some());
+    s.respond(&RequestId::Number(3), raw("{\"tools\":[]}"))
+        .unwrap();
+    s.respond(&RequestId::Number(4), raw("{\"tools\":[]}"))
+        .unwrap();
+    let out = collect(&mut s);
+    assert!(
+        out[0]["result"].get("resultType").is_none(),
+        "a handshake-era result as before"
+    );
+    assert_eq!(out[1]["result"]["resultType"], "complete");
+    // `ping` is still a request of the handshake era.
+    s.handle_bytes(NOW, request(5, "ping", json!({})).as_bytes());
+    assert_eq!(collect(&mut s)[0]["result"], json!({}));
+}
+
+#[test]
+fn a_handshake_only_server_treats_the_meta_as_before() {
+    let mut s = Session::server(server_config());
+    s.handle_bytes(NOW, modern(1, "tools/list").as_bytes());
+    assert_eq!(
+        collect(&mut s)[0]["error"]["code"],
+        ErrorKind::NotInitialized.code()
+    );
+    s.handle_bytes(NOW, modern(2, "server/discover").as_bytes());
+    assert_eq!(collect(&mut s)[0]["error"]["code"], -32601);
+    // A client session never takes a request for a stateless one.
+    let mut c = Session::client(Config::new("c", "1").versions(&ProtocolVersion::ALL));
+    c.handle_bytes(NOW, modern(1, "tools/list").as_bytes());
+    assert!(requests(&mut c).is_empty());
+}
+
+#[test]
+fn a_stateless_request_can_be_cancelled_and_report_progress() {
+    let mut s = both_eras();
+    let mut m = meta("2026-07-28");
+    m["progressToken"] = json!("p1");
+    s.handle_bytes(
+        NOW,
+        request(1, "tools/call", json!({"name": "x", "_meta": m})).as_bytes(),
+    );
+    let reqs = requests(&mut s);
+    assert_eq!(
+        reqs[0].progress_token,
+        Some(mcp_proto::ProgressToken::String("p1".into()))
+    );
+    s.report_progress(&RequestId::Number(1), 0.5, None, None)
+        .unwrap();
+    assert_eq!(collect(&mut s)[0]["params"]["progressToken"], "p1");
+    s.handle_bytes(
+        NOW,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}\n",
+    );
+    assert!(matches!(s.poll_event(), Some(Event::Cancelled { .. })));
+    assert!(
+        s.respond(&RequestId::Number(1), raw("{}"))
+            .is_err_and(|e| e.kind() == ErrorKind::RequestCancelled)
+    );
+}
