@@ -34,7 +34,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_proto::schema::{
-    CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
+    CacheScope, CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     GetPromptRequestParams, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
@@ -155,9 +155,10 @@ impl ToolContext {
         self.request.peer()
     }
 
-    /// The negotiated protocol version.
+    /// The protocol version of this request: its own in the stateless era, else the
+    /// negotiated one.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.request.peer().protocol_version()
+        self.request.protocol_version()
     }
 
     /// Whether the client cancelled the call.
@@ -211,7 +212,12 @@ impl ToolContext {
         logger: Option<&str>,
         data: impl Serialize,
     ) -> Result<(), Error> {
-        if !self.conn.admits(level) {
+        let admitted = match self.request.era() {
+            // Stateless era: only at or above the level the request asked for, none without.
+            Some(era) => era.log_level.is_some_and(|min| level >= min),
+            None => self.conn.admits(level),
+        };
+        if !admitted {
             return Ok(());
         }
         let params = LoggingMessageNotificationParams {
@@ -430,6 +436,7 @@ struct Inner {
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
+    cache: (u64, CacheScope),
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -455,6 +462,7 @@ pub struct ServerBuilder {
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
+    cache: (u64, CacheScope),
     telemetry: Telemetry,
     error: Option<Error>,
 }
@@ -532,6 +540,14 @@ impl ServerBuilder {
         self
     }
 
+    /// How long, and by whom, results of the stateless era's cacheable requests (`tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list`, `resources/read`) may be
+    /// cached: `ttlMs` and `cacheScope` (default 0 ms, private: every list is asked again).
+    pub fn cache_hints(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.cache = (ttl_ms, scope);
+        self
+    }
+
     /// Sets the page size of list results (default 100).
     pub fn page_size(mut self, n: usize) -> Self {
         self.page_size = n.max(1);
@@ -556,7 +572,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Restricts the protocol versions the server speaks.
+    /// Restricts (or widens) the protocol versions the server speaks. The default is every
+    /// version of the handshake era (2024-11-05 … 2025-11-25). With a version of the
+    /// stateless era among them (`ProtocolVersion::ALL` serves both eras on every transport,
+    /// `&[ProtocolVersion::V2026_07_28]` only the stateless one), a request that names its
+    /// version in `_meta` is served without a handshake, `server/discover` is answered, and
+    /// list and read results carry the [`cache_hints`](Self::cache_hints).
     pub fn versions(mut self, versions: &[ProtocolVersion]) -> Self {
         self.config.versions = versions.to_vec();
         self
@@ -715,6 +736,7 @@ impl ServerBuilder {
                 custom: self.custom,
                 authorizer: self.authorizer,
                 page_size: self.page_size,
+                cache: self.cache,
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -749,6 +771,7 @@ impl Server {
             custom: HashMap::new(),
             authorizer: None,
             page_size: 100,
+            cache: (0, CacheScope::Private),
             telemetry: Telemetry::default(),
             error: None,
         }
@@ -1181,6 +1204,11 @@ impl Service for ServerService {
             .protocol_version()
             .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
         let page_size = inner.page_size;
+        // Cache hints, for the stateless era's cacheable results.
+        let (ttl_ms, cache_scope) = match hcx.request.era() {
+            Some(_) => (Some(inner.cache.0), Some(inner.cache.1)),
+            None => (None, None),
+        };
         let reg = || inner.registry.read().unwrap_or_else(|e| e.into_inner());
         let sync = |r: Result<Box<RawValue>, Error>| -> BoxFuture<Result<Box<RawValue>, Error>> {
             Box::pin(async move { r })
@@ -1193,6 +1221,8 @@ impl Service for ServerService {
                 to_raw(&ListToolsResult {
                     tools,
                     next_cursor,
+                    ttl_ms,
+                    cache_scope,
                     ..Default::default()
                 })
             })()),
@@ -1247,6 +1277,8 @@ impl Service for ServerService {
                 to_raw(&ListResourcesResult {
                     resources,
                     next_cursor,
+                    ttl_ms,
+                    cache_scope,
                     ..Default::default()
                 })
             })()),
@@ -1261,6 +1293,8 @@ impl Service for ServerService {
                 to_raw(&ListResourceTemplatesResult {
                     resource_templates,
                     next_cursor,
+                    ttl_ms,
+                    cache_scope,
                     ..Default::default()
                 })
             })()),
@@ -1298,6 +1332,8 @@ impl Service for ServerService {
                     let contents = fut.await?;
                     to_raw(&ReadResourceResult {
                         contents,
+                        ttl_ms,
+                        cache_scope,
                         ..Default::default()
                     })
                 })
@@ -1319,6 +1355,8 @@ impl Service for ServerService {
                 to_raw(&ListPromptsResult {
                     prompts,
                     next_cursor,
+                    ttl_ms,
+                    cache_scope,
                     ..Default::default()
                 })
             })()),

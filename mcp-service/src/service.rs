@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use mcp_proto::session::RequestEra;
 use mcp_proto::{Error, ProgressToken, RequestId};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -28,6 +29,7 @@ pub struct RequestContext {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
+    pub(crate) era: Option<std::sync::Arc<RequestEra>>,
 }
 
 impl RequestContext {
@@ -39,6 +41,22 @@ impl RequestContext {
     /// The peer's progress token, when it asked for progress.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.progress_token.as_ref()
+    }
+
+    /// For a request of the stateless era (2026-07-28), what it said about itself: its
+    /// protocol version, the client's capabilities and info, its log level. `None` for a
+    /// request of a session that ran the handshake.
+    pub fn era(&self) -> Option<&RequestEra> {
+        self.era.as_deref()
+    }
+
+    /// The protocol version this request is served at: its own (stateless era), else the
+    /// session's negotiated one.
+    pub fn protocol_version(&self) -> Option<mcp_proto::ProtocolVersion> {
+        match &self.era {
+            Some(era) => Some(era.version),
+            None => self.peer.protocol_version(),
+        }
     }
 
     /// The peer.

@@ -111,7 +111,20 @@ impl Session {
                 "`{method}` is sent by the session itself (use cancel / report_progress)"
             )));
         }
-        let name = self.check_outbound(method, false)?;
+        // A notification about a stateless-era request (a log message, say) needs no
+        // handshake: that request carried the era with it.
+        let stateless = related
+            .as_ref()
+            .and_then(|id| self.inbound.get(id))
+            .is_some_and(|entry| entry.stateless);
+        let name = if stateless && !matches!(self.state, State::Closing | State::Closed) {
+            match method::lookup(method) {
+                Some(spec) => Cow::Borrowed(spec.name),
+                None => Cow::Owned(String::from(method)),
+            }
+        } else {
+            self.check_outbound(method, false)?
+        };
         if let Some(p) = &params
             && !p.get().starts_with('{')
         {

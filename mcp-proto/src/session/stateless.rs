@@ -27,6 +27,7 @@ use crate::error::{Error, ErrorKind};
 use crate::id::{ProgressToken, RequestId};
 use crate::jsonrpc;
 use crate::method;
+use crate::schema::logging::LoggingLevel;
 use crate::schema::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
 };
@@ -43,7 +44,7 @@ pub struct RequestEra {
     pub client_info: Option<Box<RawValue>>,
     /// The log level the client asked for (`notifications/message` only at or above it; none
     /// when absent).
-    pub log_level: Option<String>,
+    pub log_level: Option<LoggingLevel>,
 }
 
 #[derive(Deserialize)]
@@ -224,14 +225,14 @@ impl Session {
             }
             None => {}
         }
-        let log_level = meta.log_level.map(|l| String::from(l.as_ref()));
-        if let Some(level) = &log_level
-            && crate::schema::logging::LoggingLevel::parse(level).is_none()
-        {
-            return Err(Error::invalid_params(alloc::format!(
-                "`_meta[\"{LOG_LEVEL_KEY}\"]`: unknown log level {level:?}"
-            )));
-        }
+        let log_level = match meta.log_level {
+            None => None,
+            Some(level) => Some(LoggingLevel::parse(&level).ok_or_else(|| {
+                Error::invalid_params(alloc::format!(
+                    "`_meta[\"{LOG_LEVEL_KEY}\"]`: unknown log level {level:?}"
+                ))
+            })?),
+        };
         Ok((
             RequestEra {
                 version,

@@ -357,6 +357,7 @@ impl Dispatcher {
             progress_token: req.progress_token,
             peer: self.peer.clone(),
             cancel: cancel.clone(),
+            era: req.era.map(Arc::new),
         };
         let fut = {
             let _e = span.enter();

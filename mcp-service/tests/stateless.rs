@@ -1,0 +1,156 @@
+//! A server that serves both eras, driven by a raw 2026-07-28 client over a byte stream:
+//! `server/discover`, cacheable lists with the server's cache hints, a tool whose log messages
+//! follow the request's own log level, `resultType`, and a handshake-era client on the same
+//! server. Deterministic, on the [`Sim`] runtime.
+
+use futures_util::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use mcp_proto::ProtocolVersion;
+use mcp_service::memory::duplex;
+use mcp_service::schema::{CacheScope, CallToolResult, LoggingLevel, Tool};
+use mcp_service::server::{ToolContext, schema_of};
+use mcp_service::sim::Sim;
+use mcp_service::{Client, ClientOptions, Runtime, Server};
+use serde_json::{Value, json};
+
+fn server() -> Server {
+    Server::builder("both", "1")
+        .versions(&ProtocolVersion::ALL)
+        .cache_hints(60_000, CacheScope::Public)
+        .tool(
+            Tool::new("chatty", schema_of(json!({"type": "object"}))),
+            |_: Value, cx: ToolContext| async move {
+                cx.log(LoggingLevel::Debug, None, "debug")?;
+                cx.log(LoggingLevel::Warning, None, "warning")?;
+                Ok(CallToolResult::text(format!(
+                    "served at {}",
+                    cx.protocol_version().map(|v| v.as_str()).unwrap_or("?")
+                )))
+            },
+        )
+        .build()
+}
+
+fn request(id: u64, method: &str, params: Value, log_level: Option<&str>) -> String {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
+    });
+    if let Some(l) = log_level {
+        meta["io.modelcontextprotocol/logLevel"] = json!(l);
+    }
+    let mut params = params;
+    params["_meta"] = meta;
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    )
+}
+
+#[test]
+fn a_stateless_client_is_served_without_a_handshake() {
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(64 * 1024);
+    let srv = server();
+    {
+        let rt2 = rt.clone();
+        let srv = srv.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let (reader, mut writer) = client_end.into_parts();
+    let lines = sim
+        .block_on(async move {
+            let mut reader = BufReader::new(reader);
+            let mut out = Vec::new();
+            for line in [
+                request(1, "server/discover", json!({}), None),
+                request(2, "tools/list", json!({}), None),
+                request(
+                    3,
+                    "tools/call",
+                    json!({"name": "chatty", "arguments": {}}),
+                    Some("info"),
+                ),
+                request(
+                    4,
+                    "tools/call",
+                    json!({"name": "chatty", "arguments": {}}),
+                    None,
+                ),
+                request(5, "resources/read", json!({"uri": "file:///nope"}), None),
+            ] {
+                writer.write_all(line.as_bytes()).await.unwrap();
+                // Read up to and including this request's response.
+                loop {
+                    let mut l = String::new();
+                    reader.read_line(&mut l).await.unwrap();
+                    let v: Value = serde_json::from_str(&l).unwrap();
+                    let done = v.get("id").is_some();
+                    out.push(v);
+                    if done {
+                        break;
+                    }
+                }
+            }
+            out
+        })
+        .expect("completes");
+    let discover = &lines[0]["result"];
+    assert_eq!(discover["supportedVersions"][4], "2026-07-28");
+    assert_eq!(
+        discover["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "both"
+    );
+    let list = &lines[1]["result"];
+    assert_eq!(list["tools"][0]["name"], "chatty");
+    assert_eq!(
+        (&list["resultType"], &list["ttlMs"], &list["cacheScope"]),
+        (&json!("complete"), &json!(60_000), &json!("public"))
+    );
+    // logLevel "info": the warning only, then the result.
+    assert_eq!(lines[2]["method"], "notifications/message");
+    assert_eq!(lines[2]["params"]["data"], "warning");
+    assert_eq!(lines[3]["id"], 3);
+    assert_eq!(
+        lines[3]["result"]["content"][0]["text"],
+        "served at 2026-07-28"
+    );
+    assert_eq!(lines[3]["result"]["resultType"], "complete");
+    assert!(
+        lines[3]["result"].get("ttlMs").is_none(),
+        "a tool result is not cacheable"
+    );
+    // No logLevel: no log messages at all.
+    assert_eq!(lines[4]["id"], 4);
+    // A missing resource in 2026-07-28 is -32602 with the uri.
+    assert_eq!(lines[5]["error"]["code"], -32602);
+    assert_eq!(lines[5]["error"]["data"]["uri"], "file:///nope");
+
+    // A handshake-era client on the same server is served as before.
+    let (client_end, server_end) = duplex(64 * 1024);
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let rt2 = rt.clone();
+    let tools = sim
+        .block_on(async move {
+            let client = Client::connect(rt2, client_end, ClientOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+            let r = client.call_tool("chatty", json!({})).await.unwrap();
+            (client.list_tools().await.unwrap(), r)
+        })
+        .expect("completes");
+    assert_eq!(tools.0.len(), 1);
+    assert_eq!(
+        serde_json::to_value(&tools.1).unwrap()["content"][0]["text"],
+        "served at 2025-11-25"
+    );
+}
