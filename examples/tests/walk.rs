@@ -10,21 +10,27 @@ const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_in_memory() {
-    let client = mcp_tokio::memory_pair(everything::server(), options())
-        .await
-        .unwrap();
+    let client = mcp_tokio::memory_pair(
+        mcp_tokio::TokioRuntime::current(),
+        everything::server(),
+        options(),
+    )
+    .await
+    .unwrap();
     walk(&client).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_stdio() {
-    let mut cmd = tokio::process::Command::new(EVERYTHING);
+    let mut cmd = std::process::Command::new(EVERYTHING);
     cmd.args(["--runtime", "tokio"]);
-    let child = mcp_tokio::spawn(cmd, options()).await.unwrap();
+    let child = mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), cmd, options())
+        .await
+        .unwrap();
     walk(child.client()).await.unwrap();
     assert!(
         child
-            .shutdown(Duration::from_secs(5))
+            .shutdown_within(Duration::from_secs(5))
             .await
             .unwrap()
             .success()
@@ -45,14 +51,14 @@ fn async_std_in_memory() {
 #[test]
 fn async_std_stdio() {
     async_std::task::block_on(async {
-        let mut cmd = async_process::Command::new(EVERYTHING);
+        let mut cmd = std::process::Command::new(EVERYTHING);
         cmd.args(["--runtime", "async-std"]);
         let rt = mcp_async_std::AsyncStdRuntime::new();
         let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
         walk(child.client()).await.unwrap();
         assert!(
             child
-                .shutdown(Duration::from_secs(5))
+                .shutdown_within(Duration::from_secs(5))
                 .await
                 .unwrap()
                 .success()
@@ -74,14 +80,14 @@ fn smol_in_memory() {
 #[test]
 fn smol_stdio() {
     smol::block_on(async {
-        let mut cmd = async_process::Command::new(EVERYTHING);
+        let mut cmd = std::process::Command::new(EVERYTHING);
         cmd.args(["--runtime", "smol"]);
         let rt = mcp_async_std::SmolRuntime::new();
         let child = mcp_async_std::spawn(rt, cmd, options()).await.unwrap();
         walk(child.client()).await.unwrap();
         assert!(
             child
-                .shutdown(Duration::from_secs(5))
+                .shutdown_within(Duration::from_secs(5))
                 .await
                 .unwrap()
                 .success()
@@ -93,10 +99,18 @@ fn smol_stdio() {
 async fn tokio_ws() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(mcp_tokio::serve_ws(everything::server(), listener));
-    let client = mcp_tokio::connect_ws(&format!("ws://{addr}/ws"), options())
-        .await
-        .unwrap();
+    let server = tokio::spawn(mcp_tokio::serve_ws(
+        mcp_tokio::TokioRuntime::current(),
+        everything::server(),
+        listener,
+    ));
+    let client = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("ws://{addr}/ws"),
+        options(),
+    )
+    .await
+    .unwrap();
     walk(&client).await.unwrap();
     server.abort();
 }
@@ -157,7 +171,9 @@ async fn tokio_client_ws_process() {
             url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"),
             "{url}"
         );
-        let client = mcp_tokio::connect_ws(url, options()).await.unwrap();
+        let client = mcp_tokio::connect_ws(mcp_tokio::TokioRuntime::current(), url, options())
+            .await
+            .unwrap();
         walk(&client)
             .await
             .unwrap_or_else(|e| panic!("{runtime}: {e}"));
@@ -174,16 +190,26 @@ async fn http_server(mode: mcp_proto::http::ResponseMode) -> String {
     let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
         .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
         .response_mode(mode);
-    tokio::spawn(mcp_tokio::serve_http(server, listener, config));
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server,
+        listener,
+        config,
+    ));
     format!("http://127.0.0.1:{port}/mcp")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_streamable_http_sse_replies() {
     let url = http_server(mcp_proto::http::ResponseMode::Sse).await;
-    let client = mcp_tokio::connect_http(&url, options(), Default::default())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     walk(&client).await.unwrap();
 }
 
@@ -193,9 +219,14 @@ async fn tokio_streamable_http_sse_replies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_streamable_http_probe() {
     let url = http_server(mcp_proto::http::ResponseMode::Sse).await;
-    let client = mcp_tokio::connect_http_auto(&url, options(), Default::default())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http_auto(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     walk(&client).await.unwrap();
 }
 
@@ -244,22 +275,32 @@ async fn tokio_legacy_server() -> String {
     let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
         .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
         .legacy_sse(Some(mcp_proto::http::LegacySse::default()));
-    tokio::spawn(mcp_tokio::serve_http(server, listener, config));
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server,
+        listener,
+        config,
+    ));
     format!("http://127.0.0.1:{port}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_legacy_sse() {
     let base = tokio_legacy_server().await;
-    let client = mcp_tokio::connect_sse(&format!("{base}/sse"), options(), Default::default())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_sse(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("{base}/sse"),
+        options(),
+        Default::default(),
+    )
+    .await
+    .unwrap();
     walk(&client).await.unwrap();
 }
 
 /// A futures-io server (async-std or smol runtime) on a loopback port: Streamable HTTP at
 /// `/mcp`, legacy SSE at `/sse`. Returns the base URL; the server runs until the test ends.
-fn futures_io_server<R: mcp_service::Runtime>(rt: R) -> String {
+fn futures_io_server<R: AsyncIoDriver>(rt: R) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = everything::server();
@@ -312,3 +353,7 @@ fn smol_server_and_client_over_streamable_http_and_legacy_sse() {
         walk(&client).await.unwrap();
     });
 }
+
+/// The drivers of `mcp-async-std` (their listeners are `std`'s).
+trait AsyncIoDriver: mcp_async_std::Driver<TcpListener = std::net::TcpListener> {}
+impl<R: mcp_async_std::Driver<TcpListener = std::net::TcpListener>> AsyncIoDriver for R {}

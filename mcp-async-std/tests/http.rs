@@ -11,11 +11,11 @@ use futures_lite::FutureExt;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use mcp_async_std::Server;
 use mcp_async_std::proto::http::{EndpointConfig, ResponseMode};
 use mcp_async_std::service::hyper_io::FuturesIo;
 use mcp_async_std::service::schema::Tool;
 use mcp_async_std::service::server::{ToolContext, schema_of};
-use mcp_async_std::{Runtime, Server};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -75,7 +75,7 @@ async fn deadline<T>(secs: u64, fut: impl Future<Output = T>) -> T {
 }
 
 /// Starts `serve_http` for `server` on 127.0.0.1:0 with `config` and returns its address.
-fn start<R: Runtime>(rt: &R, server: &Server, config: EndpointConfig) -> SocketAddr {
+fn start<R: AsyncIoDriver>(rt: &R, server: &Server, config: EndpointConfig) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("local address");
     let (serve_rt, server) = (rt.clone(), server.clone());
@@ -112,7 +112,7 @@ fn request(
 }
 
 /// Sends `req` on a fresh connection to `addr` with hyper's HTTP/1.1 client.
-async fn send<R: Runtime>(
+async fn send<R: AsyncIoDriver>(
     rt: &R,
     addr: SocketAddr,
     req: Request<Full<Bytes>>,
@@ -130,7 +130,7 @@ async fn send<R: Runtime>(
 }
 
 /// Sends `req` and reads the whole reply body as text.
-async fn exchange<R: Runtime>(
+async fn exchange<R: AsyncIoDriver>(
     rt: &R,
     addr: SocketAddr,
     req: Request<Full<Bytes>>,
@@ -177,7 +177,7 @@ fn echo_call(id: u64, text: &str) -> String {
 
 /// Initialize (SSE reply), initialized → 202, tools/call, the standalone GET stream carrying a
 /// list-changed notification, DELETE ending the stream and the session, then 404 for it.
-async fn sse_session_lifecycle<R: Runtime>(rt: R) {
+async fn sse_session_lifecycle<R: AsyncIoDriver>(rt: R) {
     let server = server();
     let addr = start(&rt, &server, config(&server));
 
@@ -317,7 +317,7 @@ async fn sse_session_lifecycle<R: Runtime>(rt: R) {
 }
 
 /// `ResponseMode::Json`: initialize and tools/call are answered with one JSON body each.
-async fn json_reply_mode<R: Runtime>(rt: R) {
+async fn json_reply_mode<R: AsyncIoDriver>(rt: R) {
     let server = server();
     let addr = start(
         &rt,
@@ -385,7 +385,7 @@ async fn json_reply_mode<R: Runtime>(rt: R) {
 
 /// Another path → 404, a foreign `Host` → 403, a body over the limit → 413; the server keeps
 /// serving afterwards.
-async fn refusals_by_path_host_and_size<R: Runtime>(rt: R) {
+async fn refusals_by_path_host_and_size<R: AsyncIoDriver>(rt: R) {
     let server = server();
     let addr = start(&rt, &server, config(&server).max_body_size(1024));
 
@@ -432,3 +432,7 @@ async fn refusals_by_path_host_and_size<R: Runtime>(rt: R) {
     assert_eq!(head.status, StatusCode::OK, "{body}");
     assert_eq!(sse_messages(&body)[0]["result"]["protocolVersion"], VERSION);
 }
+
+/// The drivers of `mcp-async-std` (their listeners are `std`'s).
+trait AsyncIoDriver: mcp_async_std::Driver<TcpListener = std::net::TcpListener> {}
+impl<R: mcp_async_std::Driver<TcpListener = std::net::TcpListener>> AsyncIoDriver for R {}

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_async_std::{ClientOptions, ErrorKind, HttpClientOptions, RequestContext, Runtime, Server};
+use mcp_async_std::{ClientOptions, ErrorKind, HttpClientOptions, RequestContext, Server};
 use mcp_proto::http::{EndpointConfig, ResponseMode};
 use mcp_service::schema::{CallToolResult, CreateMessageRequestParams, CreateMessageResult, Tool};
 use mcp_service::server::{ToolContext, schema_of};
@@ -60,7 +60,12 @@ fn tokio_server(mode: ResponseMode) -> (tokio::runtime::Runtime, Server, String)
         let config = EndpointConfig::new(s.config().clone())
             .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
             .response_mode(mode);
-        tokio::spawn(mcp_tokio::serve_http(s, listener, config));
+        tokio::spawn(mcp_tokio::serve_http(
+            mcp_tokio::TokioRuntime::current(),
+            s,
+            listener,
+            config,
+        ));
         format!("http://127.0.0.1:{port}/mcp")
     });
     (rt, server, url)
@@ -88,7 +93,7 @@ fn text(result: &CallToolResult) -> String {
         .to_owned()
 }
 
-async fn walk<R: Runtime>(rt: R, mode: ResponseMode) {
+async fn walk<R: AsyncIoDriver>(rt: R, mode: ResponseMode) {
     let (_tokio, server, url) = tokio_server(mode);
     let client = mcp_async_std::connect_http(rt.clone(), &url, options(), HttpClientOptions::new())
         .await
@@ -167,3 +172,7 @@ fn async_std_sse_replies() {
 fn smol_json_replies() {
     smol::block_on(walk(mcp_async_std::SmolRuntime::new(), ResponseMode::Json));
 }
+
+/// The drivers of `mcp-async-std` (their listeners are `std`'s).
+trait AsyncIoDriver: mcp_async_std::Driver<TcpListener = std::net::TcpListener> {}
+impl<R: mcp_async_std::Driver<TcpListener = std::net::TcpListener>> AsyncIoDriver for R {}

@@ -15,7 +15,7 @@ use async_tungstenite::tungstenite::{Error as WsError, Message};
 use futures_util::StreamExt;
 use mcp_async_std::proto::schema::{CallToolResult, JsonObject, Tool};
 use mcp_async_std::service::server::ToolContext;
-use mcp_async_std::{AsyncStdRuntime, ClientOptions, ErrorKind, Runtime, Server, SmolRuntime};
+use mcp_async_std::{AsyncStdRuntime, ClientOptions, ErrorKind, Server, SmolRuntime};
 use serde_json::{Value, json};
 
 type Raw = WebSocketStream<Async<TcpStream>>;
@@ -56,7 +56,7 @@ async fn within<T>(fut: impl Future<Output = T>) -> T {
     .await
 }
 
-fn start<R: Runtime>(rt: R) -> SocketAddr {
+fn start<R: AsyncIoDriver>(rt: R) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let serve_rt = rt.clone();
@@ -134,7 +134,7 @@ async fn initialize(ws: &mut Raw) {
     .await;
 }
 
-async fn typed_client<R: Runtime>(rt: R) {
+async fn typed_client<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt.clone());
     let client = mcp_async_std::connect_ws(rt, &format!("ws://{addr}/ws"), options())
         .await
@@ -150,7 +150,7 @@ async fn typed_client<R: Runtime>(rt: R) {
     client.close();
 }
 
-async fn handshake_refusals<R: Runtime>(rt: R) {
+async fn handshake_refusals<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt);
     assert_eq!(refused(&format!("ws://{addr}/mcp"), &[]).await, 404);
     let url = format!("ws://{addr}/ws");
@@ -167,7 +167,7 @@ async fn handshake_refusals<R: Runtime>(rt: R) {
     assert!(raw(&url, &[("Origin", &origin)]).await.is_ok());
 }
 
-async fn binary_frame<R: Runtime>(rt: R) {
+async fn binary_frame<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt);
     let mut ws = raw(&format!("ws://{addr}/ws"), &[]).await.unwrap();
     initialize(&mut ws).await;
@@ -179,7 +179,7 @@ async fn binary_frame<R: Runtime>(rt: R) {
     assert!(next_message(&mut ws).await.is_none());
 }
 
-async fn too_large<R: Runtime>(rt: R) {
+async fn too_large<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt.clone());
     let url = format!("ws://{addr}/ws");
     let other = mcp_async_std::connect_ws(rt.clone(), &url, options())
@@ -210,7 +210,7 @@ async fn too_large<R: Runtime>(rt: R) {
     fresh.close();
 }
 
-async fn close_handshakes<R: Runtime>(rt: R) {
+async fn close_handshakes<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt.clone());
     let url = format!("ws://{addr}/ws");
     // The client closes: the server answers with its close frame and ends the connection.
@@ -251,7 +251,7 @@ async fn close_handshakes<R: Runtime>(rt: R) {
     assert_eq!(err.kind(), ErrorKind::TransportClosed);
 }
 
-async fn connect_errors<R: Runtime>(rt: R) {
+async fn connect_errors<R: AsyncIoDriver>(rt: R) {
     let addr = start(rt.clone());
     let err = mcp_async_std::connect_ws(rt.clone(), &format!("ws://{addr}/x"), options())
         .await
@@ -290,3 +290,7 @@ on_both_runtimes!(
     close_handshakes,
     connect_errors,
 );
+
+/// The drivers of `mcp-async-std` (their listeners are `std`'s).
+trait AsyncIoDriver: mcp_async_std::Driver<TcpListener = std::net::TcpListener> {}
+impl<R: mcp_async_std::Driver<TcpListener = std::net::TcpListener>> AsyncIoDriver for R {}

@@ -20,6 +20,12 @@
 //! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
+//! | `stdio`       | no      | `driver::serve_stdio`, `driver::StdioDriver` (the process's stdin/stdout) |
+//! | `child`       | no      | `driver::spawn`, `driver::ChildClient`, `driver::ProcessDriver` (servers in child processes) |
+//!
+//! [`driver`] holds what the drivers share whatever their runtime: the [`driver::Driver`] trait
+//! (a [`Runtime`] with TCP) and the accept loops, in-memory pairs, stdio and child processes
+//! built on it.
 #![deny(missing_docs)]
 
 pub mod cancel;
@@ -34,6 +40,7 @@ pub use peer::{Peer, PeerInfo, Progress};
 pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;
+pub mod driver;
 mod engine;
 #[cfg(feature = "http-client")]
 pub mod http_client;

@@ -1,9 +1,15 @@
 //! # mcp-tokio
 //!
-//! The tokio driver of the MCP workspace. The protocol lives in `mcp-proto` and the typed layer
-//! in `mcp-service`; this crate only supplies IO and timers:
+//! The tokio driver of the MCP workspace. The protocol lives in `mcp-proto`, the typed layer
+//! and everything a driver shares whatever its runtime in `mcp-service`; this crate is the
+//! tokio adapter: [`TokioRuntime`] implements [`Runtime`] (clock, timers, spawning) and
+//! [`Driver`] (TCP), [`StdioDriver`](mcp_service::driver::StdioDriver) (stdin/stdout) and
+//! [`ProcessDriver`](mcp_service::driver::ProcessDriver) (child processes), and the functions
+//! below are `mcp_service::driver`'s on it.
 //!
-//! - [`TokioRuntime`], the [`Runtime`] of a tokio runtime (clock, timers, spawning);
+//! Every function that needs a runtime takes it as its first argument, as in `mcp-async-std`
+//! (same names, same signatures):
+//!
 //! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any tokio
 //!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop), [`serve_http`]
 //!   (Streamable HTTP on hyper) and [`McpService`] (the HTTP endpoint as a tower service, to
@@ -18,10 +24,17 @@
 //! ```no_run
 //! # #[cfg(feature = "stdio")]
 //! # async fn run() -> Result<(), mcp_tokio::Error> {
-//! let server = mcp_tokio::Server::builder("my-server", "1.0").build();
-//! mcp_tokio::serve_stdio(server).await
+//! use mcp_tokio::{Server, TokioRuntime};
+//!
+//! let server = Server::builder("my-server", "1.0").build();
+//! mcp_tokio::serve_stdio(TokioRuntime::current(), server).await
 //! # }
 //! ```
+//!
+//! tokio reads a terminal or a file on stdin on a blocking thread: if [`serve_stdio`] returns
+//! before EOF (a write error), that thread stays blocked in `read`, and dropping the runtime
+//! waits for it — end such a process with `std::process::exit` or use
+//! `Runtime::shutdown_timeout`. (Pipes and sockets are read on the reactor.)
 //!
 //! # Features
 //!
@@ -30,7 +43,7 @@
 //! | `stdio`       | yes     | `serve_stdio`, `stdio_stream` |
 //! | `child`       | yes     | `spawn`, `spawn_with`, `ChildClient` (servers in child processes) |
 //! | `http-server` | no      | `serve_http`, the `http` module with `McpService` (tower/axum); hyper |
-//! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TokioConnector`; hyper's client, `url` |
+//! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TcpConnector`; hyper's client, `url` |
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
@@ -52,41 +65,43 @@
     allow(rustdoc::broken_intra_doc_links)
 )]
 
-#[cfg(feature = "child")]
-mod child;
 #[cfg(feature = "http-server")]
 pub mod http;
-#[cfg(feature = "http-server")]
-pub use http::{McpService, serve_http};
-#[cfg(feature = "http-client")]
-mod http_client;
-#[cfg(feature = "http-client")]
-pub use http_client::{TokioConnector, connect_http, connect_http_auto, connect_sse};
-#[cfg(feature = "http-client")]
-pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
+#[cfg(feature = "child")]
+mod process;
 mod runtime;
-#[cfg(all(unix, any(feature = "stdio", feature = "child")))]
+#[cfg(feature = "stdio")]
 mod stdio;
-#[cfg(feature = "ws")]
-mod ws;
-#[cfg(feature = "ws")]
-pub use mcp_service::ws::WsConfig;
-#[cfg(feature = "ws")]
-pub use ws::{connect_ws, serve_ws, serve_ws_with};
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::compat::TokioAsyncReadCompatExt;
 
-#[cfg(feature = "child")]
-pub use child::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
+#[cfg(feature = "http-server")]
+pub use http::McpService;
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+#[cfg(feature = "http-server")]
+pub use mcp_service::driver::serve_http;
+#[cfg(feature = "child")]
+pub use mcp_service::driver::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
+pub use mcp_service::driver::{Driver, memory_pair, serve_tcp};
+#[cfg(feature = "http-client")]
+pub use mcp_service::driver::{TcpConnector, connect_http, connect_http_auto, connect_sse};
+#[cfg(feature = "ws")]
+pub use mcp_service::driver::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(feature = "stdio")]
+pub use mcp_service::driver::{serve_stdio, stdio_stream};
+#[cfg(feature = "http-client")]
+pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
+#[cfg(feature = "ws")]
+pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{
     BoxFuture, ByteStream, CancellationToken, Client, ClientOptions, Clock, Error, ErrorKind,
     IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
     ServerBuilder, Service, Telemetry, TelemetryEvent,
 };
+#[cfg(feature = "child")]
+pub use process::TokioChild;
 pub use runtime::TokioRuntime;
 
 /// The README's code, compiled as doc tests.
@@ -101,154 +116,29 @@ pub use runtime::TokioRuntime;
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-/// Size of each direction's buffer in [`memory_pair`].
-const MEMORY_PIPE_CAPACITY: usize = 256 * 1024;
-
-/// A [`ByteStream`] over a tokio stream, split into its read and write halves.
-fn byte_stream<S>(stream: S) -> ByteStream
+/// Serves `server` on `rt` over one tokio byte stream (a TCP or Unix socket, a pipe, a duplex)
+/// until the connection closes.
+pub async fn serve_stream<S>(rt: TokioRuntime, server: &Server, stream: S) -> Result<(), Error>
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    let (reader, writer) = tokio::io::split(stream);
-    ByteStream::new(reader.compat(), writer.compat_write())
+    mcp_service::driver::serve_stream(rt, server, compat(stream)).await
 }
 
-/// Serves `server` on the process's own stdin and stdout until stdin reaches EOF; requests
-/// still in flight at EOF are answered and flushed before it returns.
-///
-/// Must run inside a tokio runtime with IO and time enabled. tokio reads stdin on a blocking
-/// thread: if this returns before EOF (a write error), that thread stays blocked in `read`, and
-/// dropping the runtime waits for it — end such a process with `std::process::exit` or use
-/// `Runtime::shutdown_timeout`.
-#[cfg(feature = "stdio")]
-pub async fn serve_stdio(server: Server) -> Result<(), Error> {
-    server.serve(TokioRuntime::current(), stdio_stream()).await
-}
-
-/// The process's stdin and stdout as a [`ByteStream`]: sockets and (on Linux) pipes are
-/// driven by the reactor directly (no thread hop), without changing the file descriptions the
-/// process inherited (sockets with `MSG_DONTWAIT`, pipes reopened through `/proc/self/fd`);
-/// terminals and files go through tokio's blocking-pool stdio. Must be called inside a tokio
-/// runtime.
-#[cfg(all(feature = "stdio", unix))]
-pub fn stdio_stream() -> ByteStream {
-    use std::os::fd::AsFd;
-    let reader: Box<dyn futures_io::AsyncRead + Send + Unpin> =
-        match stdio::PipeFd::stdio(std::io::stdin().as_fd(), false) {
-            Some(fd) => Box::new(fd),
-            None => Box::new(tokio::io::stdin().compat()),
-        };
-    let writer: Box<dyn futures_io::AsyncWrite + Send + Unpin> =
-        match stdio::PipeFd::stdio(std::io::stdout().as_fd(), true) {
-            Some(fd) => Box::new(fd),
-            None => Box::new(tokio::io::stdout().compat_write()),
-        };
-    ByteStream::new(reader, writer)
-}
-
-/// The process's stdin and stdout as a [`ByteStream`], through tokio's blocking-pool stdio
-/// (off Unix). Must be called inside a tokio runtime.
-#[cfg(all(feature = "stdio", not(unix)))]
-pub fn stdio_stream() -> ByteStream {
-    ByteStream::new(
-        tokio::io::stdin().compat(),
-        tokio::io::stdout().compat_write(),
-    )
-}
-
-/// Serves `server` over one byte stream (a TCP or Unix socket, a pipe, a duplex) until the
-/// connection closes. Must run inside a tokio runtime.
-pub async fn serve_stream<S>(server: &Server, stream: S) -> Result<(), Error>
+/// Connects a client over one tokio byte stream (a TCP or Unix socket, a pipe, a duplex): the
+/// connection task is spawned on `rt` and the client is returned once the handshake completed.
+pub async fn connect_stream<S>(
+    rt: TokioRuntime,
+    stream: S,
+    options: ClientOptions,
+) -> Result<Client, Error>
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    server
-        .serve(TokioRuntime::current(), byte_stream(stream))
-        .await
+    mcp_service::driver::connect_stream(rt, compat(stream), options).await
 }
 
-/// Connects a client over one byte stream (a TCP or Unix socket, a pipe, a duplex): the
-/// connection task is spawned on the current runtime and the client is returned once the
-/// handshake completed. Must run inside a tokio runtime.
-pub async fn connect_stream<S>(stream: S, options: ClientOptions) -> Result<Client, Error>
-where
-    S: AsyncRead + AsyncWrite + Send + 'static,
-{
-    Client::connect(TokioRuntime::current(), byte_stream(stream), options).await
-}
-
-/// Accepts connections on `listener` forever, serving each on its own task.
-///
-/// Errors of a single connection attempt (reset, aborted) are skipped; running out of file
-/// descriptors or memory pauses accepting for 100 ms. Any other accept error is returned.
-pub async fn serve_tcp(server: Server, listener: TcpListener) -> std::io::Result<()> {
-    loop {
-        match listener.accept().await {
-            Ok((stream, addr)) => {
-                let _ = stream.set_nodelay(true);
-                let server = server.clone();
-                tokio::spawn(async move {
-                    tracing::debug!(target: "mcp", %addr, "accepted a TCP connection");
-                    if let Err(e) = serve_stream(&server, stream).await {
-                        tracing::debug!(target: "mcp", %addr, error = %e, "TCP connection ended with an error");
-                    }
-                });
-            }
-            Err(e) => match accept_error(&e) {
-                AcceptError::Skip => {}
-                AcceptError::Pause => {
-                    tracing::warn!(target: "mcp", error = %e, "accept failed; pausing");
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
-                AcceptError::Fatal => return Err(e),
-            },
-        }
-    }
-}
-
-enum AcceptError {
-    Skip,
-    Pause,
-    Fatal,
-}
-
-fn accept_error(e: &std::io::Error) -> AcceptError {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::ConnectionAborted
-        | K::ConnectionReset
-        | K::Interrupted
-        | K::WouldBlock
-        | K::TimedOut => AcceptError::Skip,
-        _ => match e.raw_os_error() {
-            #[cfg(unix)]
-            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => AcceptError::Pause,
-            #[cfg(unix)]
-            Some(libc::EPROTO | libc::EPERM | libc::ENETDOWN | libc::EHOSTUNREACH) => {
-                AcceptError::Skip
-            }
-            // WSAEMFILE, WSAENOBUFS: out of sockets or buffers for now.
-            #[cfg(windows)]
-            Some(10024 | 10055) => AcceptError::Pause,
-            // WSAENETDOWN, WSAEHOSTUNREACH: that one connection attempt failed.
-            #[cfg(windows)]
-            Some(10050 | 10065) => AcceptError::Skip,
-            _ => AcceptError::Fatal,
-        },
-    }
-}
-
-/// An in-process client/server pair over an in-memory pipe (`mcp_service::memory::duplex`):
-/// the server side is spawned on the current runtime, and the returned future resolves with the
-/// connected client. The server side ends when the client closes.
-pub async fn memory_pair(server: Server, options: ClientOptions) -> Result<Client, Error> {
-    let (client_end, server_end) = mcp_service::memory::duplex(MEMORY_PIPE_CAPACITY);
-    let rt = TokioRuntime::current();
-    let server_rt = rt.clone();
-    tokio::spawn(async move {
-        if let Err(e) = server.serve(server_rt, server_end).await {
-            tracing::debug!(target: "mcp", error = %e, "in-memory server ended with an error");
-        }
-    });
-    Client::connect(rt, client_end, options).await
+/// A tokio stream seen through `futures-io` (one `Compat` serves both directions).
+fn compat<S: AsyncRead + AsyncWrite>(stream: S) -> tokio_util::compat::Compat<S> {
+    stream.compat()
 }

@@ -1,15 +1,33 @@
-//! [`TokioRuntime`]: the `mcp_service::Runtime` of a tokio runtime.
+//! [`TokioRuntime`]: the `mcp_service::Runtime` of a tokio runtime, and its
+//! [`Driver`](mcp_service::driver::Driver) (TCP through tokio's reactor).
+
+use std::io;
+use std::net::SocketAddr;
 
 use mcp_proto::Instant;
+use mcp_service::driver::{self, Driver, Incoming};
 use mcp_service::{BoxFuture, Clock, Runtime};
 use tokio::runtime::Handle;
+use tokio_util::compat::{Compat, TokioAsyncReadCompatExt};
 
 /// Timers further out than this are armed at this distance (and re-armed when they fire):
 /// keeps far deadlines clear of `Instant` overflow and tokio's timer-wheel range.
 const MAX_SLEEP_MICROS: u64 = 24 * 60 * 60 * 1_000_000;
 
-/// The runtime of one tokio runtime: a [`Clock`] for `now`, tokio timers, and `spawn` on the
-/// runtime's [`Handle`]. Cheap to clone.
+/// The runtime of one tokio runtime: a [`Clock`] for `now`, tokio timers, `spawn` on the
+/// runtime's [`Handle`], and its TCP, stdio and child processes. Cheap to clone.
+///
+/// Every function of this crate that needs a runtime takes it as its first argument:
+///
+/// ```no_run
+/// # #[cfg(feature = "stdio")]
+/// # async fn run() -> Result<(), mcp_tokio::Error> {
+/// use mcp_tokio::{Server, TokioRuntime};
+///
+/// let server = Server::builder("my-server", "1.0").build();
+/// mcp_tokio::serve_stdio(TokioRuntime::current(), server).await
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct TokioRuntime {
     handle: Handle,
@@ -80,5 +98,33 @@ impl Runtime for TokioRuntime {
             self.handle.runtime_flavor(),
             tokio::runtime::RuntimeFlavor::CurrentThread
         )
+    }
+}
+
+impl Driver for TokioRuntime {
+    type TcpListener = tokio::net::TcpListener;
+    type TcpStream = Compat<tokio::net::TcpStream>;
+
+    fn local_addr(&self, listener: &Self::TcpListener) -> io::Result<SocketAddr> {
+        listener.local_addr()
+    }
+
+    fn incoming(&self, listener: Self::TcpListener) -> io::Result<Incoming<Self::TcpStream>> {
+        Ok(driver::incoming(move |cx| {
+            listener.poll_accept(cx).map_ok(|(stream, addr)| {
+                let _ = stream.set_nodelay(true);
+                (stream.compat(), addr)
+            })
+        }))
+    }
+
+    fn connect_tcp(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::TcpStream>> {
+        let host = host.to_owned();
+        let _guard = self.handle.enter();
+        Box::pin(async move {
+            let stream = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
+            let _ = stream.set_nodelay(true);
+            Ok(stream.compat())
+        })
     }
 }

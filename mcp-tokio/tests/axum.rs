@@ -4,11 +4,11 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use mcp_tokio::Server;
 use mcp_tokio::http::McpService;
 use mcp_tokio::proto::http::{EndpointConfig, ResponseMode};
 use mcp_tokio::service::schema::Tool;
 use mcp_tokio::service::server::{ToolContext, schema_of};
+use mcp_tokio::{Server, TokioRuntime};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
@@ -99,7 +99,10 @@ async fn start(config: impl FnOnce(EndpointConfig) -> EndpointConfig) -> (Server
     );
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "healthy" }))
-        .route_service("/mcp", McpService::new(&server, config));
+        .route_service(
+            "/mcp",
+            McpService::new(TokioRuntime::current(), &server, config),
+        );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -120,7 +120,12 @@ async fn initialize_notify_call_and_origin() {
     let server = server();
     let config =
         EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
-    tokio::spawn(mcp_tokio::serve_http(server.clone(), listener, config));
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server.clone(),
+        listener,
+        config,
+    ));
 
     let init = post(
         port,

@@ -277,7 +277,7 @@ async fn tools_progress_and_sampling(mode: ResponseMode) {
         HeaderName::from_static("x-test"),
         HeaderValue::from_static("yes"),
     );
-    let client = mcp_tokio::connect_http(&url, options(), http)
+    let client = mcp_tokio::connect_http(mcp_tokio::TokioRuntime::current(), &url, options(), http)
         .await
         .unwrap();
     assert!(client.server_info().info.get().contains("http-client-test"));
@@ -379,9 +379,14 @@ async fn json_replies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_on_close() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
     client.ping().await.unwrap();
     eventually("one live session", || front.server.connection_count() == 1).await;
     client.close();
@@ -403,9 +408,14 @@ async fn delete_on_close() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reinitializes_when_the_server_forgot_the_session() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
     let r = client
         .call_tool("add", json!({"a": 1, "b": 1}))
         .await
@@ -437,6 +447,7 @@ async fn reinitializes_when_the_server_forgot_the_session() {
 async fn lost_session_fails_clearly_without_reinitialization() {
     let (front, url) = start(ResponseMode::Sse, None).await;
     let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
         &url,
         options(),
         HttpClientOptions::new().reinitialize(false),
@@ -459,9 +470,14 @@ async fn lost_session_fails_clearly_without_reinitialization() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resumes_a_cut_sse_stream() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
     // The reply of the next tools/call ends after two chunks (the priming event and the
     // first progress notification at most): the rest must come through resumption.
     *front.cut.lock().unwrap() = Some(("tools/call".into(), 2));
@@ -490,23 +506,38 @@ async fn errors_are_clear() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let e = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap_err();
+    let e = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
     assert!(e.message().contains(&url), "{e}");
 
     // No TLS.
-    let e = mcp_tokio::connect_http("https://127.0.0.1/mcp", options(), HttpClientOptions::new())
-        .await
-        .unwrap_err();
+    let e = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        "https://127.0.0.1/mcp",
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap_err();
     assert!(e.message().contains("https"), "{e}");
 
     // A missing token: 401, with the body quoted.
     let (_front, url) = start(ResponseMode::Sse, Some("s3cret")).await;
-    let e = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap_err();
+    let e = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
     assert!(
         e.message().contains("401") && e.message().contains("missing token"),
@@ -516,6 +547,7 @@ async fn errors_are_clear() {
     // A wrong path: 404 from the endpoint.
     let (_front, url) = start(ResponseMode::Sse, None).await;
     let e = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
         &url.replace("/mcp", "/nope"),
         options(),
         HttpClientOptions::new(),
@@ -528,9 +560,14 @@ async fn errors_are_clear() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_errors_fail_only_their_request() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(&url, options(), HttpClientOptions::new())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
 
     // A 500 with a body.
     *front.inject.lock().unwrap() = Some((

@@ -23,7 +23,7 @@ use mcp_service::oauth::{Entropy, OAuthClient, OAuthConfig, s256};
 use mcp_service::schema::{CallToolResult, Tool};
 use mcp_service::server::{ToolContext, schema_of};
 use mcp_tokio::http::McpService;
-use mcp_tokio::{Client, ClientOptions, ErrorKind, Server, TokioConnector, TokioRuntime};
+use mcp_tokio::{Client, ClientOptions, ErrorKind, Server, TcpConnector, TokioRuntime};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use url::Url;
@@ -267,7 +267,7 @@ async fn start() -> (Arc<Fixture>, String) {
             base: base.clone(),
             ..State::default()
         }),
-        mcp: McpService::new(&server, config),
+        mcp: McpService::new(TokioRuntime::current(), &server, config),
     });
     let f = fixture.clone();
     tokio::spawn(async move {
@@ -303,7 +303,7 @@ fn oauth() -> OAuthClient {
 async fn connect(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio::Error> {
     http_client::connect(
         TokioRuntime::current(),
-        TokioConnector,
+        TcpConnector(TokioRuntime::current()),
         url,
         HttpTransport::Streamable,
         ClientOptions::new("oauth-test", "1.0"),

@@ -78,7 +78,12 @@ async fn start_with(
     let cfg = config(
         EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
     );
-    tokio::spawn(mcp_tokio::serve_http(server, listener, cfg));
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server,
+        listener,
+        cfg,
+    ));
     (port, release)
 }
 
@@ -431,6 +436,7 @@ async fn client_shutdown_waits_for_the_session_delete() {
     let mut events = telemetry.subscribe();
     let (port, _release) = start_with(|c| c, telemetry).await;
     let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
         &format!("http://127.0.0.1:{port}/mcp"),
         mcp_tokio::ClientOptions::default(),
         mcp_tokio::HttpClientOptions::new(),

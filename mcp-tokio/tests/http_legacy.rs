@@ -109,7 +109,12 @@ async fn walk_over_legacy_sse_and_end_with_the_stream() {
     let config = EndpointConfig::new(server.config().clone())
         .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
         .legacy_sse(Some(LegacySse::default()));
-    tokio::spawn(mcp_tokio::serve_http(server.clone(), listener, config));
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server.clone(),
+        listener,
+        config,
+    ));
 
     let (reply, conn) = open_sse(port).await;
     assert_eq!(reply.status(), StatusCode::OK);

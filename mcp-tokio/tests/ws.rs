@@ -49,7 +49,11 @@ fn options() -> ClientOptions {
 async fn start(server: Server) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(mcp_tokio::serve_ws(server, listener));
+    tokio::spawn(mcp_tokio::serve_ws(
+        mcp_tokio::TokioRuntime::current(),
+        server,
+        listener,
+    ));
     addr
 }
 
@@ -129,9 +133,13 @@ async fn initialize(ws: &mut Raw) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_client_calls_and_closes() {
     let addr = start(server()).await;
-    let client = mcp_tokio::connect_ws(&format!("ws://{addr}/ws"), options())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("ws://{addr}/ws"),
+        options(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         client.peer().request("ping", None).await.unwrap().get(),
         "{}"
@@ -274,7 +282,9 @@ async fn binary_frame_is_refused_with_1003() {
 async fn too_large_message_closes_with_1009_and_the_server_keeps_serving() {
     let addr = start(server()).await;
     let url = format!("ws://{addr}/ws");
-    let other = mcp_tokio::connect_ws(&url, options()).await.unwrap();
+    let other = mcp_tokio::connect_ws(mcp_tokio::TokioRuntime::current(), &url, options())
+        .await
+        .unwrap();
     let mut ws = raw(&url, &[]).await.unwrap();
     initialize(&mut ws).await;
     let big = json!({"jsonrpc": "2.0", "id": 2, "method": "ping",
@@ -287,7 +297,9 @@ async fn too_large_message_closes_with_1009_and_the_server_keeps_serving() {
         other.peer().request("ping", None).await.unwrap().get(),
         "{}"
     );
-    let fresh = mcp_tokio::connect_ws(&url, options()).await.unwrap();
+    let fresh = mcp_tokio::connect_ws(mcp_tokio::TokioRuntime::current(), &url, options())
+        .await
+        .unwrap();
     assert_eq!(
         fresh.peer().request("ping", None).await.unwrap().get(),
         "{}"
@@ -369,9 +381,13 @@ async fn server_close_is_a_normal_close_frame() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_client_sees_the_server_close() {
     let addr = start(server()).await;
-    let client = mcp_tokio::connect_ws(&format!("ws://{addr}/ws"), options())
-        .await
-        .unwrap();
+    let client = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("ws://{addr}/ws"),
+        options(),
+    )
+    .await
+    .unwrap();
     // The answer may or may not beat the close; either way the connection ends.
     let _ = client.call_tool("bye", json!({})).await;
     tokio::time::timeout(Duration::from_secs(10), async {
@@ -388,18 +404,30 @@ async fn typed_client_sees_the_server_close() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_errors_are_clear() {
     let addr = start(server()).await;
-    let err = mcp_tokio::connect_ws(&format!("ws://{addr}/elsewhere"), options())
-        .await
-        .unwrap_err();
+    let err = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("ws://{addr}/elsewhere"),
+        options(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TransportError);
     assert!(err.message().contains("404"), "{}", err.message());
-    let err = mcp_tokio::connect_ws("wss://127.0.0.1:1/ws", options())
-        .await
-        .unwrap_err();
+    let err = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        "wss://127.0.0.1:1/ws",
+        options(),
+    )
+    .await
+    .unwrap_err();
     assert!(err.message().contains("wss://"), "{}", err.message());
-    let err = mcp_tokio::connect_ws("http://127.0.0.1:1/ws", options())
-        .await
-        .unwrap_err();
+    let err = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        "http://127.0.0.1:1/ws",
+        options(),
+    )
+    .await
+    .unwrap_err();
     assert!(
         err.message().contains("not a ws:// URL"),
         "{}",
@@ -409,8 +437,12 @@ async fn connect_errors_are_clear() {
     let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let err = mcp_tokio::connect_ws(&format!("ws://127.0.0.1:{port}/ws"), options())
-        .await
-        .unwrap_err();
+    let err = mcp_tokio::connect_ws(
+        mcp_tokio::TokioRuntime::current(),
+        &format!("ws://127.0.0.1:{port}/ws"),
+        options(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TransportError);
 }

@@ -149,20 +149,28 @@ fn main() {
             let task = rt.spawn(async move {
                 match args.transport.as_str() {
                     "mem" => {
-                        let client =
-                            mcp_tokio::memory_pair(mcp_examples::bench::echo_server(), options)
-                                .await
-                                .expect("memory pair");
+                        let client = mcp_tokio::memory_pair(
+                            mcp_tokio::TokioRuntime::current(),
+                            mcp_examples::bench::echo_server(),
+                            options,
+                        )
+                        .await
+                        .expect("memory pair");
                         let rps = drive(&client, args.n, args.conc, &text).await;
                         report(rps, None);
                     }
                     _ => {
-                        let mut c = tokio::process::Command::new(&cmd[0]);
+                        let mut c = std::process::Command::new(&cmd[0]);
                         c.args(&cmd[1..]);
-                        let child = mcp_tokio::spawn(c, options).await.expect("spawn server");
+                        let child =
+                            mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), c, options)
+                                .await
+                                .expect("spawn server");
                         let rps = drive(child.client(), args.n, args.conc, &text).await;
-                        let stats = child.pid().and_then(proc_stats);
-                        let _ = child.shutdown(std::time::Duration::from_secs(5)).await;
+                        let stats = proc_stats(child.pid());
+                        let _ = child
+                            .shutdown_within(std::time::Duration::from_secs(5))
+                            .await;
                         report(rps, stats);
                     }
                 }
@@ -181,7 +189,7 @@ fn main() {
                     report(rps, None);
                 }
                 _ => {
-                    let mut c = async_process::Command::new(&cmd[0]);
+                    let mut c = std::process::Command::new(&cmd[0]);
                     c.args(&cmd[1..]);
                     let rt = mcp_async_std::AsyncStdRuntime::new();
                     let child = mcp_async_std::spawn(rt, c, options)
@@ -189,7 +197,9 @@ fn main() {
                         .expect("spawn server");
                     let rps = drive(child.client(), args.n, args.conc, &text).await;
                     let stats = proc_stats(child.pid());
-                    let _ = child.shutdown(std::time::Duration::from_secs(5)).await;
+                    let _ = child
+                        .shutdown_within(std::time::Duration::from_secs(5))
+                        .await;
                     report(rps, stats);
                 }
             }

@@ -141,9 +141,14 @@ fn serve(args: &Args) {
                     let _ = listener.set_nonblocking(true);
                     let listener =
                         tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                    mcp_tokio::serve_http(server, listener, config)
-                        .await
-                        .map_err(|e| e.to_string())
+                    mcp_tokio::serve_http(
+                        mcp_tokio::TokioRuntime::current(),
+                        server,
+                        listener,
+                        config,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())
                 })
             }),
         "async-std" => async_std::task::block_on(mcp_async_std::serve_http(

@@ -28,7 +28,9 @@ fn main() {
             .enable_all()
             .build()
             .expect("tokio runtime")
-            .block_on(mcp_tokio::serve_stdio(server)),
+            .block_on(async {
+                mcp_tokio::serve_stdio(mcp_tokio::TokioRuntime::current(), server).await
+            }),
         "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(
             mcp_async_std::AsyncStdRuntime::new(),
             server,

@@ -24,7 +24,7 @@ use mcp_service::http_client::{HttpClientOptions, HttpTransport, TransportFinish
 use mcp_service::oauth::{Entropy, OAuthClient, OAuthConfig};
 use mcp_service::schema::CallToolResult;
 use mcp_service::{Client, ClientOptions, Error, ErrorKind};
-use mcp_tokio::{TokioConnector, TokioRuntime};
+use mcp_tokio::{TcpConnector, TokioRuntime};
 use serde_json::{Value, json};
 
 /// The Client ID Metadata Document URL the suite's authorization servers accept.
@@ -168,7 +168,7 @@ impl Session {
         let rt = TokioRuntime::current();
         let (stream, finished) = mcp_service::http_client::http_transport(
             rt.clone(),
-            TokioConnector,
+            TcpConnector(rt.clone()),
             url,
             HttpTransport::Streamable,
             http,

@@ -28,7 +28,13 @@ fn main() {
             .enable_all()
             .build()
             .expect("tokio");
-        let r = rt.block_on(mcp_tokio::serve_stdio(mcp_examples::everything::server()));
+        let r = rt.block_on(async {
+            mcp_tokio::serve_stdio(
+                mcp_tokio::TokioRuntime::current(),
+                mcp_examples::everything::server(),
+            )
+            .await
+        });
         std::process::exit(i32::from(r.is_err()));
     }
     let runtime = args
@@ -51,22 +57,23 @@ fn main() {
         );
         if runtime == "async-std" {
             // The client on async-std.
-            let mut cmd = async_process::Command::new(&exe);
+            let mut cmd = std::process::Command::new(&exe);
             cmd.arg("--serve");
             let child =
                 mcp_async_std::spawn(mcp_async_std::AsyncStdRuntime::new(), cmd, options()).await?;
             let r = walk(child.client()).await;
             step("close");
-            let status = child.shutdown(Duration::from_secs(5)).await;
+            let status = child.shutdown_within(Duration::from_secs(5)).await;
             show("server exited", format!("{status:?}"));
             r
         } else {
-            let mut cmd = tokio::process::Command::new(&exe);
+            let mut cmd = std::process::Command::new(&exe);
             cmd.arg("--serve");
-            let child = mcp_tokio::spawn(cmd, options()).await?;
+            let child =
+                mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), cmd, options()).await?;
             let r = walk(child.client()).await;
             step("close");
-            let status = child.shutdown(Duration::from_secs(5)).await;
+            let status = child.shutdown_within(Duration::from_secs(5)).await;
             show("server exited", format!("{status:?}"));
             r
         }

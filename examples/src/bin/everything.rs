@@ -103,8 +103,10 @@ fn main() {
             .build()
             .map_err(|e| e.to_string())
             .and_then(|rt| {
-                rt.block_on(mcp_tokio::serve_stdio(server))
-                    .map_err(|e| e.to_string())
+                rt.block_on(async {
+                    mcp_tokio::serve_stdio(mcp_tokio::TokioRuntime::current(), server).await
+                })
+                .map_err(|e| e.to_string())
             }),
         "async-std" => async_std::task::block_on(mcp_async_std::serve_stdio(
             mcp_async_std::AsyncStdRuntime::new(),
@@ -178,9 +180,14 @@ fn serve_http(
                     .map_err(cannot_listen)?;
                 let addr = listener.local_addr().map_err(|e| e.to_string())?;
                 let config = config(addr);
-                mcp_tokio::serve_http(server.clone(), listener, config)
-                    .await
-                    .map_err(|e| e.to_string())
+                mcp_tokio::serve_http(
+                    mcp_tokio::TokioRuntime::current(),
+                    server.clone(),
+                    listener,
+                    config,
+                )
+                .await
+                .map_err(|e| e.to_string())
             })
         }
         "async-std" | "smol" => {
@@ -233,7 +240,7 @@ fn serve_ws(
                 listener.set_nonblocking(true).map_err(|e| e.to_string())?;
                 let listener =
                     tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                mcp_tokio::serve_ws(server, listener)
+                mcp_tokio::serve_ws(mcp_tokio::TokioRuntime::current(), server, listener)
                     .await
                     .map_err(|e| e.to_string())
             })

@@ -208,23 +208,25 @@ async fn connect(target: &Target, options: ClientOptions) -> Result<Conn, String
     let http = mcp_tokio::HttpClientOptions::new;
     match target {
         Target::Command(server) => {
-            let mut cmd = tokio::process::Command::new(&server[0]);
+            let mut cmd = std::process::Command::new(&server[0]);
             cmd.args(&server[1..]);
-            let child = mcp_tokio::spawn(cmd, options).await.ctx("spawn")?;
+            let child = mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), cmd, options)
+                .await
+                .ctx("spawn")?;
             Ok(Conn::Child(Box::new(child)))
         }
         Target::Http(url) => Ok(Conn::Http(
-            mcp_tokio::connect_http(url, options, http())
+            mcp_tokio::connect_http(mcp_tokio::TokioRuntime::current(), url, options, http())
                 .await
                 .ctx("connect (Streamable HTTP)")?,
         )),
         Target::Sse(url) => Ok(Conn::Http(
-            mcp_tokio::connect_sse(url, options, http())
+            mcp_tokio::connect_sse(mcp_tokio::TokioRuntime::current(), url, options, http())
                 .await
                 .ctx("connect (legacy SSE)")?,
         )),
         Target::Auto(url) => Ok(Conn::Http(
-            mcp_tokio::connect_http_auto(url, options, http())
+            mcp_tokio::connect_http_auto(mcp_tokio::TokioRuntime::current(), url, options, http())
                 .await
                 .ctx("connect (probe)")?,
         )),
@@ -1119,7 +1121,7 @@ async fn run(target: &Target, w: &mut Walk) {
         match client {
             Conn::Child(child) => {
                 let status = child
-                    .shutdown(Duration::from_millis(500))
+                    .shutdown_within(Duration::from_millis(500))
                     .await
                     .map_err(|e| format!("shutdown: {e}"))?;
                 Ok(format!("server exited: {status}"))

@@ -64,14 +64,19 @@ impl Conn {
         let options = ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"));
         let (url, kind) = match target {
             Target::Command(server) => {
-                let mut cmd = tokio::process::Command::new(&server[0]);
+                let mut cmd = std::process::Command::new(&server[0]);
                 cmd.args(&server[1..]);
-                return Ok(Conn::Child(Box::new(mcp_tokio::spawn(cmd, options).await?)));
+                return Ok(Conn::Child(Box::new(
+                    mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), cmd, options).await?,
+                )));
             }
             Target::Url(url) => (url, HttpTransport::Auto),
             Target::SseUrl(url) => (url, HttpTransport::LegacySse),
             Target::WsUrl(url) => {
-                return Ok(Conn::Ws(mcp_tokio::connect_ws(&url, options).await?));
+                return Ok(Conn::Ws(
+                    mcp_tokio::connect_ws(mcp_tokio::TokioRuntime::current(), &url, options)
+                        .await?,
+                ));
             }
         };
         let mut http = HttpClientOptions::new();
@@ -81,7 +86,7 @@ impl Conn {
         let rt = mcp_tokio::TokioRuntime::current();
         let (stream, finished) = mcp_service::http_client::http_transport(
             rt.clone(),
-            mcp_tokio::TokioConnector,
+            mcp_tokio::TcpConnector(rt.clone()),
             &url,
             kind,
             http,
@@ -93,7 +98,9 @@ impl Conn {
     async fn close(self) {
         match self {
             Conn::Child(child) => {
-                let _ = child.shutdown(std::time::Duration::from_secs(2)).await;
+                let _ = child
+                    .shutdown_within(std::time::Duration::from_secs(2))
+                    .await;
             }
             Conn::Http(client, finished) => {
                 // Closing ends the session (DELETE); wait for it before the process exits.

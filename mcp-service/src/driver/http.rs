@@ -1,0 +1,114 @@
+//! Streamable HTTP on any [`Driver`]: the accept loop of [`serve_http`] and the clients
+//! ([`connect_http`], [`connect_sse`], [`connect_http_auto`]) over the driver's TCP.
+
+#[cfg(feature = "http-server")]
+use std::io;
+
+#[cfg(feature = "http-server")]
+use mcp_proto::http::EndpointConfig;
+
+use super::Driver;
+#[cfg(feature = "http-server")]
+use crate::Server;
+#[cfg(feature = "http-client")]
+use crate::http_client::{self, Connector, HttpClientOptions, HttpTransport};
+use crate::hyper_io::FuturesIo;
+#[cfg(feature = "http-client")]
+use crate::runtime::BoxFuture;
+#[cfg(feature = "http-client")]
+use crate::{Client, ClientOptions, Error};
+
+/// Serves `server` over Streamable HTTP on `listener` (HTTP/1.1), forever, at the path of
+/// `config` (default `/mcp`; other paths get 404). The engine owning the sessions and every
+/// connection run as tasks on `rt`.
+///
+/// Errors of a single connection attempt are skipped; running out of file descriptors or
+/// memory pauses accepting for 100 ms. Any other accept error is returned.
+#[cfg(feature = "http-server")]
+pub async fn serve_http<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: EndpointConfig,
+) -> io::Result<()> {
+    use crate::hyper_server::{HyperService, serve_connection};
+    let service = HyperService::spawn(&rt, &server, config);
+    super::accept_loop(&rt, listener, |stream, addr| {
+        let service = service.clone();
+        let conn_rt = rt.clone();
+        async move {
+            if let Err(e) = serve_connection(conn_rt, service, FuturesIo::new(stream)).await {
+                tracing::debug!(target: "mcp", %addr, error = %e, "HTTP connection ended with an error");
+            }
+        }
+    })
+    .await
+}
+
+/// Opens the HTTP client's TCP connections (with `TCP_NODELAY`) through a [`Driver`].
+#[cfg(feature = "http-client")]
+#[derive(Clone, Debug)]
+pub struct TcpConnector<D>(pub D);
+
+#[cfg(feature = "http-client")]
+impl<D: Driver> Connector for TcpConnector<D> {
+    type Io = FuturesIo<D::TcpStream>;
+
+    fn connect(&self, host: &str, port: u16) -> BoxFuture<std::io::Result<Self::Io>> {
+        let connect = self.0.connect_tcp(host, port);
+        Box::pin(async move { connect.await.map(FuturesIo::new) })
+    }
+}
+
+/// Connects a client on `rt` to the Streamable HTTP endpoint at `url` (`http://` only),
+/// returning once the handshake completed.
+///
+/// Connection failures and HTTP errors of the handshake fail the call with a clear [`Error`];
+/// later HTTP errors fail the request they belong to. See [`HttpClientOptions`] for headers,
+/// bearer tokens, OAuth 2.1 authorization, timeouts and session re-initialisation.
+#[cfg(feature = "http-client")]
+pub async fn connect_http<D: Driver>(
+    rt: D,
+    url: &str,
+    options: ClientOptions,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
+    connect(rt, url, HttpTransport::Streamable, options, http).await
+}
+
+/// Connects a client on `rt` to the legacy HTTP+SSE (2024-11-05) server whose SSE endpoint
+/// is `url`.
+#[cfg(feature = "http-client")]
+pub async fn connect_sse<D: Driver>(
+    rt: D,
+    url: &str,
+    options: ClientOptions,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
+    connect(rt, url, HttpTransport::LegacySse, options, http).await
+}
+
+/// Connects a client on `rt` to `url` with the spec's backwards-compatible probe: Streamable
+/// HTTP if the server accepts `initialize` there, else (400, 404 or 405) the legacy HTTP+SSE
+/// transport with `url` as its SSE endpoint.
+#[cfg(feature = "http-client")]
+pub async fn connect_http_auto<D: Driver>(
+    rt: D,
+    url: &str,
+    options: ClientOptions,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
+    connect(rt, url, HttpTransport::Auto, options, http).await
+}
+
+#[cfg(feature = "http-client")]
+async fn connect<D: Driver>(
+    rt: D,
+    url: &str,
+    kind: HttpTransport,
+    options: ClientOptions,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
+    let connector = TcpConnector(rt.clone());
+    http_client::connect(rt, connector, url, kind, options, http).await
+}
