@@ -36,9 +36,9 @@ const BUDGET: usize = 64;
 /// SSE chunks buffered per reply body beyond what the driver has taken (the endpoint bounds
 /// what waits behind them).
 const STREAM_CHANNEL: usize = 4;
-/// HTTP requests queued for the engine beyond one per submitting task; a driver's request
-/// handlers wait while it is full (backpressure on a flood of requests).
-const REQUEST_QUEUE: usize = 1024;
+/// HTTP requests waiting for the engine at most; beyond, a request is refused at once (the
+/// driver answers 503) rather than queued: an engine that far behind is overloaded.
+const REQUEST_QUEUE: usize = 4096;
 
 /// Builds the service of a new session around its peer; called once per session. The returned
 /// closure runs when the session ends.
@@ -110,7 +110,9 @@ enum Msg {
 /// A cloneable handle that submits HTTP requests to an [`HttpEngine`].
 #[derive(Clone)]
 pub struct HttpHandle {
-    tx: mpsc::Sender<Msg>,
+    tx: UnboundedSender<Msg>,
+    /// Requests sent and not yet taken by the engine (bounded by [`REQUEST_QUEUE`]).
+    queued: Arc<std::sync::atomic::AtomicUsize>,
     max_body_size: usize,
 }
 
@@ -133,14 +135,18 @@ impl HttpHandle {
         parts: http::request::Parts,
         body: Vec<u8>,
     ) -> Result<http::Response<HttpBody>, Error> {
+        use std::sync::atomic::Ordering;
+        if self.queued.fetch_add(1, Ordering::Relaxed) >= REQUEST_QUEUE {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!("the HTTP engine is overloaded ({REQUEST_QUEUE} requests waiting)"),
+            ));
+        }
         let (reply, rx) = oneshot::channel();
-        let stopped = || Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped");
-        let mut tx = self.tx.clone();
-        futures_util::future::poll_fn(|cx| tx.poll_ready(cx))
-            .await
-            .map_err(|_| stopped())?;
-        tx.start_send(Msg::Request { parts, body, reply })
-            .map_err(|_| stopped())?;
+        self.tx
+            .unbounded_send(Msg::Request { parts, body, reply })
+            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))?;
         rx.await
             .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))
     }
@@ -272,7 +278,8 @@ pub struct HttpEngine<R: Runtime> {
     rt: R,
     endpoint: Endpoint,
     factory: SessionFactory,
-    msgs: mpsc::Receiver<Msg>,
+    msgs: UnboundedReceiver<Msg>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
     drops: UnboundedReceiver<StreamId>,
     drops_tx: UnboundedSender<StreamId>,
     handle: Option<HttpHandle>,
@@ -307,10 +314,12 @@ impl<R: Runtime> HttpEngine<R> {
     /// An engine serving `config`, building each session's service with `factory`.
     pub fn new(rt: R, config: EndpointConfig, factory: SessionFactory) -> Self {
         let endpoint = Endpoint::new(config);
-        let (tx, rx) = mpsc::channel(REQUEST_QUEUE);
+        let (tx, rx) = mpsc::unbounded();
         let (drops_tx, drops) = mpsc::unbounded();
+        let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let handle = HttpHandle {
             tx,
+            queued: queued.clone(),
             max_body_size: endpoint.max_body_size(),
         };
         HttpEngine {
@@ -320,6 +329,7 @@ impl<R: Runtime> HttpEngine<R> {
             endpoint,
             factory,
             msgs: rx,
+            queued,
             drops,
             drops_tx,
             handle: Some(handle),
@@ -349,7 +359,8 @@ impl<R: Runtime> HttpEngine<R> {
         match &self.handle {
             Some(h) => h.clone(),
             None => HttpHandle {
-                tx: mpsc::channel(0).0,
+                tx: mpsc::unbounded().0,
+                queued: self.queued.clone(),
                 max_body_size: self.endpoint.max_body_size(),
             },
         }
@@ -363,6 +374,8 @@ impl<R: Runtime> HttpEngine<R> {
     fn on_msg(&mut self, msg: Msg, now: Instant) {
         match msg {
             Msg::Request { parts, body, reply } => {
+                self.queued
+                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 let random = self.random.next();
                 let resp = self.endpoint.handle_request(now, &parts, &body, random);
                 let (head, body) = resp.into_parts();

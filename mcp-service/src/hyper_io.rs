@@ -17,6 +17,15 @@ use hyper::rt::{Executor, ReadBufCursor, Sleep, Timer};
 
 use crate::runtime::{BoxFuture, Runtime};
 
+/// A connection as hyper sees it, boxed: what [`Driver::hyper_io`](crate::driver::Driver::hyper_io)
+/// returns.
+pub type BoxedIo = Box<dyn HyperIo>;
+
+/// hyper's IO traits, together (implemented for every type that has both).
+pub trait HyperIo: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static {}
+
+impl<T: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static> HyperIo for T {}
+
 /// A `futures-io` stream seen through hyper's IO traits.
 #[derive(Debug)]
 pub struct FuturesIo<T> {
@@ -40,6 +49,9 @@ impl<T> FuturesIo<T> {
     }
 }
 
+/// The most one read takes.
+const READ_CHUNK: usize = 16 * 1024;
+
 impl<T: AsyncRead + Unpin> hyper::rt::Read for FuturesIo<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
@@ -50,6 +62,11 @@ impl<T: AsyncRead + Unpin> hyper::rt::Read for FuturesIo<T> {
         // and `advance` is called with at most the number of bytes the reader filled.
         let n = unsafe {
             let dst: &mut [MaybeUninit<u8>] = buf.as_mut();
+            // A `futures-io` reader needs initialised bytes: zero no more than one read takes
+            // (hyper's buffer can be far larger than what arrives, and zeroing all of it on
+            // every read costs more than the read).
+            let len = dst.len().min(READ_CHUNK);
+            let dst = &mut dst[..len];
             for b in dst.iter_mut() {
                 b.write(0);
             }

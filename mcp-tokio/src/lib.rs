@@ -67,6 +67,8 @@
 
 #[cfg(feature = "http-server")]
 pub mod http;
+#[cfg(any(feature = "http-server", feature = "http-client", feature = "ws"))]
+mod hyper_io;
 #[cfg(feature = "child")]
 mod process;
 mod runtime;

@@ -127,4 +127,10 @@ impl Driver for TokioRuntime {
             Ok(stream.compat())
         })
     }
+
+    /// hyper reads straight into its own (uninitialised) buffer, through tokio's `ReadBuf`.
+    #[cfg(any(feature = "http-server", feature = "http-client", feature = "ws"))]
+    fn hyper_io(stream: Self::TcpStream) -> mcp_service::hyper_io::BoxedIo {
+        Box::new(crate::hyper_io::TokioHyperIo(stream.into_inner()))
+    }
 }

@@ -12,7 +12,6 @@ use super::Driver;
 use crate::Server;
 #[cfg(feature = "http-client")]
 use crate::http_client::{self, Connector, HttpClientOptions, HttpTransport};
-use crate::hyper_io::FuturesIo;
 #[cfg(feature = "http-client")]
 use crate::runtime::BoxFuture;
 #[cfg(feature = "http-client")]
@@ -37,7 +36,7 @@ pub async fn serve_http<D: Driver>(
         let service = service.clone();
         let conn_rt = rt.clone();
         async move {
-            if let Err(e) = serve_connection(conn_rt, service, FuturesIo::new(stream)).await {
+            if let Err(e) = serve_connection(conn_rt, service, D::hyper_io(stream)).await {
                 tracing::debug!(target: "mcp", %addr, error = %e, "HTTP connection ended with an error");
             }
         }
@@ -52,11 +51,11 @@ pub struct TcpConnector<D>(pub D);
 
 #[cfg(feature = "http-client")]
 impl<D: Driver> Connector for TcpConnector<D> {
-    type Io = FuturesIo<D::TcpStream>;
+    type Io = crate::hyper_io::BoxedIo;
 
     fn connect(&self, host: &str, port: u16) -> BoxFuture<std::io::Result<Self::Io>> {
         let connect = self.0.connect_tcp(host, port);
-        Box::pin(async move { connect.await.map(FuturesIo::new) })
+        Box::pin(async move { connect.await.map(D::hyper_io) })
     }
 }
 

@@ -78,6 +78,15 @@ pub trait Driver: Runtime {
     /// Connects to `host` (a name or an IP address, without brackets) on `port`, with
     /// `TCP_NODELAY` set; a name is resolved without blocking the runtime's threads.
     fn connect_tcp(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::TcpStream>>;
+
+    /// How hyper reads and writes one of these streams (HTTP and WebSocket, server and
+    /// client). The default goes through the stream's `futures-io` side
+    /// ([`FuturesIo`](crate::hyper_io::FuturesIo)), which has to initialise each read buffer
+    /// first; a driver whose streams read into uninitialised memory (tokio) does better.
+    #[cfg(any(feature = "http-server", feature = "http-client", feature = "ws"))]
+    fn hyper_io(stream: Self::TcpStream) -> crate::hyper_io::BoxedIo {
+        Box::new(crate::hyper_io::FuturesIo::new(stream))
+    }
 }
 
 /// An [`Incoming`] stream from a poll function (a listener's `poll_accept`).

@@ -7,7 +7,6 @@ use std::io;
 use std::sync::Arc;
 
 use super::Driver;
-use crate::hyper_io::FuturesIo;
 use crate::ws::{self, WsConfig};
 use crate::{Client, ClientOptions, Error, ErrorKind, Server};
 
@@ -41,7 +40,7 @@ pub async fn serve_ws_with<D: Driver>(
             rt.clone(),
             server.clone(),
             config.clone(),
-            FuturesIo::new(stream),
+            D::hyper_io(stream),
             addr,
         )
     })

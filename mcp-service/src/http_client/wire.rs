@@ -87,6 +87,8 @@ enum Report {
 pub(super) struct Io<R, C> {
     rt: R,
     connector: C,
+    /// The MCP endpoint (the resource OAuth tokens are kept for).
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     url: Target,
     options: HttpClientOptions,
     headers: HeaderMap,
