@@ -20,7 +20,24 @@ pub fn stdio_stream<D: StdioDriver>(rt: &D) -> ByteStream {
 
 /// Serves `server` on the process's own stdin and stdout until stdin reaches EOF; requests
 /// still in flight at EOF are answered and flushed before it returns.
+///
+/// The connection runs as a task of its own on `rt` (a program typically awaits this in its
+/// runtime's `block_on`, outside the runtime's worker threads: handlers spawned from there, and
+/// their answers, would each cross threads), and stops when this future is dropped.
 pub async fn serve_stdio<D: StdioDriver>(rt: D, server: Server) -> Result<(), Error> {
+    use futures_util::future::{Either, select};
     let stdio = rt.stdio();
-    server.serve(rt, stdio).await
+    let (done_tx, done_rx) = futures_channel::oneshot::channel();
+    let (stop_tx, stop_rx) = futures_channel::oneshot::channel::<()>();
+    let task_rt = rt.clone();
+    rt.spawn(Box::pin(async move {
+        let serve = server.serve(task_rt, stdio);
+        // `stop_rx` resolves once `stop_tx` is dropped: this future went away.
+        if let Either::Left((result, _)) = select(Box::pin(serve), stop_rx).await {
+            let _ = done_tx.send(result);
+        }
+    }));
+    let result = done_rx.await;
+    drop(stop_tx);
+    result.unwrap_or(Ok(()))
 }
