@@ -194,7 +194,7 @@ impl HttpClientOptions {
     /// authorization flow ([`OAuthClient::authorize`]) — discovery, registration, the
     /// authorization request, the token request, all over this transport's connections — and
     /// the request is sent again with the new token. A failed flow fails the request (or the
-    /// connect) with [`ErrorKind::Unauthorized`] saying why; step-up is bounded by the flow,
+    /// connect) with [`ErrorKind::Unauthorized`](mcp_proto::ErrorKind::Unauthorized) saying why; step-up is bounded by the flow,
     /// which refuses to ask again for scopes it already asked for.
     ///
     /// `entropy` supplies the random bytes of each flow (PKCE verifier, `state`): back it with

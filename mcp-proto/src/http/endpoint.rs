@@ -35,6 +35,7 @@ use crate::time::{Duration, Instant};
 use crate::version::ProtocolVersion;
 
 mod legacy;
+mod modern;
 
 /// JSON-RPC code of transport-level HTTP errors (implementation-defined server error range).
 const TRANSPORT_ERROR: i64 = -32000;
@@ -507,6 +508,9 @@ impl Endpoint {
             Ok(c) => c,
             Err(r) => return r.reply(),
         };
+        if let Some(version) = self.modern_version(parts) {
+            return self.post_modern(now, parts, body, &c, version);
+        }
         if self.config.stateless {
             return self.post_stateless(now, parts, body, &c);
         }
@@ -605,12 +609,7 @@ impl Endpoint {
                 None,
             );
         }
-        let mut sid = SessionId::from_u128(self.next_transient);
-        while self.sessions.contains_key(&sid) {
-            self.next_transient = self.next_transient.wrapping_add(1);
-            sid = SessionId::from_u128(self.next_transient);
-        }
-        self.next_transient = self.next_transient.wrapping_add(1);
+        let sid = self.transient_id();
         let session = if c.initialize {
             let mut s = Session::server(self.config.session.clone());
             s.requests_refused = Some(REQUESTS_NEED_SSE);
@@ -628,6 +627,17 @@ impl Endpoint {
         entry.session.handle_message(now, body);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
+    }
+
+    /// The id of a session that lives as long as one POST (never sent to the client).
+    fn transient_id(&mut self) -> SessionId {
+        let mut sid = SessionId::from_u128(self.next_transient);
+        while self.sessions.contains_key(&sid) {
+            self.next_transient = self.next_transient.wrapping_add(1);
+            sid = SessionId::from_u128(self.next_transient);
+        }
+        self.next_transient = self.next_transient.wrapping_add(1);
+        sid
     }
 
     /// Opens the stream of a POST holding requests, attached to a new reply body.
@@ -717,6 +727,9 @@ impl Endpoint {
     }
 
     fn get(&mut self, now: Instant, parts: &Parts) -> Response<Body> {
+        if self.modern_version(parts).is_some() {
+            return self.method_not_allowed(); // no GET stream in 2026-07-28
+        }
         let resume = match parts.headers.get(&LAST_EVENT_ID) {
             Some(_) if self.config.event_store.is_some() => {
                 Some(single(&parts.headers, &LAST_EVENT_ID))
@@ -835,7 +848,7 @@ impl Endpoint {
     }
 
     fn delete(&mut self, now: Instant, parts: &Parts) -> Response<Body> {
-        if !self.delete_allowed() {
+        if !self.delete_allowed() || self.modern_version(parts).is_some() {
             return self.method_not_allowed();
         }
         let (sid, mut entry) = match self.take_session(parts, true) {

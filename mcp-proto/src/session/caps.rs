@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use crate::method::Gate;
 use crate::version::ProtocolVersion;
 #[derive(Debug, Default, Clone, Copy)]
-pub(super) struct CapSet {
+pub(crate) struct CapSet {
     tools: bool,
     resources: bool,
     resources_subscribe: bool,
@@ -20,7 +20,7 @@ pub(super) struct CapSet {
 }
 
 impl CapSet {
-    pub(super) fn parse(raw: &RawValue) -> CapSet {
+    pub(crate) fn parse(raw: &RawValue) -> CapSet {
         #[derive(Deserialize)]
         struct Sub {
             subscribe: Option<bool>,

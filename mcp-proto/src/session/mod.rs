@@ -43,7 +43,7 @@ mod event;
 mod inbound;
 mod lifecycle;
 mod outbound;
-mod stateless;
+pub(crate) mod stateless;
 
 pub use config::{Config, Framing, RequestOptions};
 pub use encode::{MessageKind, Transmit};
@@ -51,7 +51,7 @@ pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
 pub use stateless::RequestEra;
 
-use caps::CapSet;
+pub(crate) use caps::CapSet;
 use encode::{Batch, Outgoing};
 use inbound::Inbound;
 use lifecycle::PeerInfo;

@@ -18,7 +18,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Session;
+use super::caps::CapSet;
 use super::caps::gate_name;
+use super::config::Config;
 use super::config::raw_from_vec;
 use super::encode::Outgoing;
 use super::event::{Event, InboundRequest};
@@ -116,7 +118,7 @@ impl Session {
         params: &RawValue,
         batch: Option<u64>,
     ) {
-        let era = match self.check_stateless(method, params) {
+        let era = match check_request(&self.config, &self.own_caps, method, params) {
             Ok(era) => era,
             Err(e) => {
                 self.queue_error(batch, Some(id), &e);
@@ -167,103 +169,6 @@ impl Session {
         }));
     }
 
-    /// The request's era, or the error it is answered with.
-    fn check_stateless(
-        &self,
-        method: &str,
-        params: &RawValue,
-    ) -> Result<(RequestEra, Option<ProgressToken>), Error> {
-        let meta = serde_json::from_str::<Params<'_>>(params.get())
-            .map_err(|e| Error::invalid_params(alloc::format!("invalid `_meta`: {e}")))?
-            .meta
-            .ok_or_else(|| Error::invalid_params("missing `_meta`"))?;
-        let Some(requested) = meta.version else {
-            return Err(Error::invalid_params(alloc::format!(
-                "missing `_meta[\"{PROTOCOL_VERSION_KEY}\"]`"
-            )));
-        };
-        let version = ProtocolVersion::parse(&requested)
-            .filter(|v| v.is_stateless() && self.config.versions.contains(v))
-            .ok_or_else(|| self.unsupported_version(&requested))?;
-        let capabilities = meta
-            .capabilities
-            .filter(|c| c.get().starts_with('{'))
-            .ok_or_else(|| {
-                Error::invalid_params(alloc::format!(
-                    "missing `_meta[\"{CLIENT_CAPABILITIES_KEY}\"]` (an object, required in {version})"
-                ))
-            })?;
-        if let Some(info) = meta.info
-            && !info.get().starts_with('{')
-        {
-            return Err(Error::invalid_params(alloc::format!(
-                "`_meta[\"{CLIENT_INFO_KEY}\"]` must be an object"
-            )));
-        }
-        match method::lookup(method) {
-            Some(spec) => {
-                if !spec.request || !spec.sent_by(true) || !spec.in_version(version) {
-                    return Err(Error::new(
-                        ErrorKind::MethodNotFound,
-                        alloc::format!(
-                            "method not found: `{method}` is not a request of {version}"
-                        ),
-                    ));
-                }
-                if !self.own_caps.allows(spec.gate, version) {
-                    return Err(Error::new(
-                        ErrorKind::MethodNotFound,
-                        alloc::format!(
-                            "method not found: `{method}` needs the `{}` capability, which this server did not declare",
-                            gate_name(spec.gate)
-                        ),
-                    ));
-                }
-            }
-            None if !self.config.allow_custom_methods => {
-                return Err(Error::method_not_found(method));
-            }
-            None => {}
-        }
-        let log_level = match meta.log_level {
-            None => None,
-            Some(level) => Some(LoggingLevel::parse(&level).ok_or_else(|| {
-                Error::invalid_params(alloc::format!(
-                    "`_meta[\"{LOG_LEVEL_KEY}\"]`: unknown log level {level:?}"
-                ))
-            })?),
-        };
-        Ok((
-            RequestEra {
-                version,
-                client_capabilities: capabilities.to_owned(),
-                client_info: meta.info.map(ToOwned::to_owned),
-                log_level,
-            },
-            meta.progress_token,
-        ))
-    }
-
-    /// -32022 for a version this server does not serve, naming those it does.
-    fn unsupported_version(&self, requested: &str) -> Error {
-        let mut data = Vec::new();
-        data.extend_from_slice(b"{\"supported\":[");
-        for (i, v) in self.config.versions.iter().enumerate() {
-            if i > 0 {
-                data.push(b',');
-            }
-            jsonrpc::write_json_str(&mut data, v.as_str());
-        }
-        data.extend_from_slice(b"],\"requested\":");
-        jsonrpc::write_json_str(&mut data, requested);
-        data.push(b'}');
-        Error::new(
-            ErrorKind::ProtocolVersionMismatch,
-            alloc::format!("Unsupported protocol version {requested:?}"),
-        )
-        .with_data(raw_from_vec(data))
-    }
-
     /// The `server/discover` result: every version served, the capabilities, the instructions,
     /// the server's `Implementation` in `_meta`, cacheable by anyone for no time (the
     /// capabilities of a server change when it is redeployed).
@@ -291,6 +196,103 @@ impl Session {
         r.extend_from_slice(b"}}");
         raw_from_vec(r)
     }
+}
+
+/// A stateless-era request's era, or the error it is answered with: what a server session
+/// checks, and what the HTTP endpoint checks before a session exists.
+pub(crate) fn check_request(
+    config: &Config,
+    own_caps: &CapSet,
+    method: &str,
+    params: &RawValue,
+) -> Result<(RequestEra, Option<ProgressToken>), Error> {
+    let meta = serde_json::from_str::<Params<'_>>(params.get())
+        .map_err(|e| Error::invalid_params(alloc::format!("invalid `_meta`: {e}")))?
+        .meta
+        .ok_or_else(|| Error::invalid_params("missing `_meta`"))?;
+    let Some(requested) = meta.version else {
+        return Err(Error::invalid_params(alloc::format!(
+            "missing `_meta[\"{PROTOCOL_VERSION_KEY}\"]`"
+        )));
+    };
+    let version = ProtocolVersion::parse(&requested)
+        .filter(|v| v.is_stateless() && config.versions.contains(v))
+        .ok_or_else(|| unsupported_version(config, &requested))?;
+    let capabilities = meta
+        .capabilities
+        .filter(|c| c.get().starts_with('{'))
+        .ok_or_else(|| {
+            Error::invalid_params(alloc::format!(
+                "missing `_meta[\"{CLIENT_CAPABILITIES_KEY}\"]` (an object, required in {version})"
+            ))
+        })?;
+    if let Some(info) = meta.info
+        && !info.get().starts_with('{')
+    {
+        return Err(Error::invalid_params(alloc::format!(
+            "`_meta[\"{CLIENT_INFO_KEY}\"]` must be an object"
+        )));
+    }
+    match method::lookup(method) {
+        Some(spec) => {
+            if !spec.request || !spec.sent_by(true) || !spec.in_version(version) {
+                return Err(Error::new(
+                    ErrorKind::MethodNotFound,
+                    alloc::format!("method not found: `{method}` is not a request of {version}"),
+                ));
+            }
+            if !own_caps.allows(spec.gate, version) {
+                return Err(Error::new(
+                    ErrorKind::MethodNotFound,
+                    alloc::format!(
+                        "method not found: `{method}` needs the `{}` capability, which this server did not declare",
+                        gate_name(spec.gate)
+                    ),
+                ));
+            }
+        }
+        None if !config.allow_custom_methods => {
+            return Err(Error::method_not_found(method));
+        }
+        None => {}
+    }
+    let log_level = match meta.log_level {
+        None => None,
+        Some(level) => Some(LoggingLevel::parse(&level).ok_or_else(|| {
+            Error::invalid_params(alloc::format!(
+                "`_meta[\"{LOG_LEVEL_KEY}\"]`: unknown log level {level:?}"
+            ))
+        })?),
+    };
+    Ok((
+        RequestEra {
+            version,
+            client_capabilities: capabilities.to_owned(),
+            client_info: meta.info.map(ToOwned::to_owned),
+            log_level,
+        },
+        meta.progress_token,
+    ))
+}
+
+/// -32022 for a version a server does not serve, naming those it does.
+pub(crate) fn unsupported_version(config: &Config, requested: &str) -> Error {
+    let mut data = Vec::new();
+    data.extend_from_slice(b"{\"supported\":[");
+    for (i, v) in config.versions.iter().enumerate() {
+        if i > 0 {
+            data.push(b',');
+        }
+        jsonrpc::write_json_str(&mut data, v.as_str());
+    }
+    data.extend_from_slice(b"],\"requested\":");
+    jsonrpc::write_json_str(&mut data, requested);
+    data.push(b'}');
+    Error::new(
+        ErrorKind::ProtocolVersionMismatch,
+        alloc::format!("Unsupported protocol version {requested:?}"),
+    )
+    .with_data(raw_from_vec(data))
 }
 
 #[cfg(test)]
