@@ -248,3 +248,148 @@ fn a_stateless_request_can_be_cancelled_and_report_progress() {
             .is_err_and(|e| e.kind() == ErrorKind::RequestCancelled)
     );
 }
+
+/// Moves every message each way until neither side has anything to send (raw framing).
+fn pump(c: &mut Session, s: &mut Session) {
+    loop {
+        let mut moved = false;
+        let mut buf = Vec::new();
+        while c.poll_transmit(&mut buf).is_some() {
+            s.handle_message(NOW, &buf);
+            buf.clear();
+            moved = true;
+        }
+        while s.poll_transmit(&mut buf).is_some() {
+            c.handle_message(NOW, &buf);
+            buf.clear();
+            moved = true;
+        }
+        if !moved {
+            return;
+        }
+    }
+}
+
+fn client(discovery: mcp_proto::session::Discovery) -> Session {
+    Session::client(
+        Config::new("c", "1")
+            .framing(mcp_proto::session::Framing::Raw)
+            .versions(&ProtocolVersion::ALL)
+            .discovery(discovery),
+    )
+}
+
+fn server(versions: &[ProtocolVersion]) -> Session {
+    Session::server(
+        server_config()
+            .framing(mcp_proto::session::Framing::Raw)
+            .versions(versions),
+    )
+}
+
+fn ready_version(c: &mut Session) -> Option<ProtocolVersion> {
+    let mut v = None;
+    while let Some(e) = c.poll_event() {
+        match e {
+            Event::Ready { version, .. } => v = Some(version),
+            Event::Closed(e) => panic!("closed: {e:?}"),
+            _ => {}
+        }
+    }
+    v
+}
+
+#[test]
+fn a_discovering_client_speaks_the_stateless_era() {
+    use mcp_proto::session::{Discovery, RequestOptions};
+    for discovery in [Discovery::Discover, Discovery::Auto] {
+        let mut c = client(discovery);
+        let mut s = server(&ProtocolVersion::ALL);
+        c.start(NOW).unwrap();
+        pump(&mut c, &mut s);
+        assert_eq!(ready_version(&mut c), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(c.version(), Some(ProtocolVersion::V2026_07_28));
+        assert!(c.peer_info().unwrap().get().contains("test-server"));
+        assert_eq!(
+            s.state(),
+            mcp_proto::session::State::AwaitingInit,
+            "no handshake"
+        );
+        // Every request carries the era's `_meta`, with the progress token beside it.
+        let opts = RequestOptions {
+            progress: true,
+            ..RequestOptions::default()
+        };
+        let id = c
+            .send_request(
+                NOW,
+                "tools/call",
+                Some(raw(r#"{"name":"x","_meta":{"k":1}}"#)),
+                opts,
+            )
+            .unwrap();
+        pump(&mut c, &mut s);
+        let reqs = requests(&mut s);
+        let era = reqs[0].era.as_ref().expect("a stateless request");
+        assert_eq!(era.version, ProtocolVersion::V2026_07_28);
+        assert!(era.client_info.as_ref().unwrap().get().contains("\"c\""));
+        assert!(reqs[0].progress_token.is_some());
+        assert!(
+            reqs[0].params.as_ref().unwrap().get().contains("\"k\":1"),
+            "the caller's _meta is kept"
+        );
+        s.respond(&reqs[0].id, raw("{\"content\":[]}")).unwrap();
+        pump(&mut c, &mut s);
+        let mut got = None;
+        while let Some(e) = c.poll_event() {
+            if let Event::Response { id: rid, result } = e {
+                assert_eq!(rid, id);
+                got = Some(result.unwrap());
+            }
+        }
+        assert!(got.unwrap().get().contains("\"resultType\":\"complete\""));
+        // `ping` is not a request of the era.
+        assert!(
+            c.send_request(NOW, "ping", None, RequestOptions::default())
+                .is_err()
+        );
+    }
+}
+
+#[test]
+fn auto_falls_back_to_the_handshake_and_discover_alone_fails() {
+    use mcp_proto::session::Discovery;
+    let mut c = client(Discovery::Auto);
+    let mut s = server(&ProtocolVersion::HANDSHAKE);
+    c.start(NOW).unwrap();
+    pump(&mut c, &mut s);
+    assert_eq!(ready_version(&mut c), Some(ProtocolVersion::V2025_11_25));
+    assert_eq!(s.state(), mcp_proto::session::State::Ready);
+
+    let mut c = client(Discovery::Discover);
+    let mut s = server(&ProtocolVersion::HANDSHAKE);
+    c.start(NOW).unwrap();
+    pump(&mut c, &mut s);
+    let mut closed = None;
+    while let Some(e) = c.poll_event() {
+        if let Event::Closed(e) = e {
+            closed = e;
+        }
+    }
+    assert_eq!(closed.unwrap().kind(), ErrorKind::MethodNotFound);
+
+    // A server that never answers: Auto falls back once `server/discover` times out.
+    let mut c = Session::client(
+        Config::new("c", "1")
+            .framing(mcp_proto::session::Framing::Raw)
+            .versions(&ProtocolVersion::ALL)
+            .discovery(Discovery::Auto),
+    );
+    c.start(NOW).unwrap();
+    let _ = c.poll_transmit(&mut Vec::new());
+    let deadline = c.poll_timeout().unwrap();
+    c.handle_timeout(deadline);
+    let mut buf = Vec::new();
+    let t = c.poll_transmit(&mut buf).unwrap();
+    assert_eq!(t.method, Some("initialize"));
+}

@@ -119,6 +119,24 @@ impl ClientOptions {
         self
     }
 
+    /// How the client starts: the `initialize` handshake (default, `Discovery::Initialize`),
+    /// `server/discover` and the stateless era only (`Discovery::Discover`), or
+    /// `server/discover` with the handshake as fallback when the server does not speak the
+    /// stateless era (`Discovery::Auto`). With either of the last two, every request of a
+    /// stateless session carries the era's `_meta` (version, capabilities, client info), and
+    /// [`Client::protocol_version`] says which era was settled. The stateless era is spoken over
+    /// byte streams and message transports; over HTTP, `Auto` settles on the handshake for
+    /// now (the client half of the 2026-07-28 HTTP transport is not built yet).
+    pub fn discovery(mut self, discovery: mcp_proto::session::Discovery) -> Self {
+        if !self.config.versions.iter().any(|v| v.is_stateless())
+            && discovery != mcp_proto::session::Discovery::Initialize
+        {
+            self.config.versions.push(ProtocolVersion::V2026_07_28);
+        }
+        self.config.discovery = discovery;
+        self
+    }
+
     /// Sets the telemetry hub.
     pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
         self.telemetry = telemetry;

@@ -228,7 +228,7 @@ pub fn connection<R: Runtime>(
     let now = rt.now();
     if session.is_client()
         && session.state() == mcp_proto::session::State::AwaitingInit
-        && let Err(e) = session.initialize(now)
+        && let Err(e) = session.start(now)
     {
         dispatcher.fail_ready(e);
     }

@@ -154,3 +154,71 @@ fn a_stateless_client_is_served_without_a_handshake() {
         "served at 2025-11-25"
     );
 }
+
+/// Our client in each discovery mode against a server of both eras and a handshake-only one.
+#[test]
+fn our_client_discovers_the_era() {
+    use mcp_proto::session::Discovery;
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let old = Server::builder("old", "1")
+        .tool(
+            Tool::new("chatty", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("old")) },
+        )
+        .build();
+    for (srv, discovery, expect) in [
+        (
+            server(),
+            Discovery::Discover,
+            Some(ProtocolVersion::V2026_07_28),
+        ),
+        (
+            server(),
+            Discovery::Auto,
+            Some(ProtocolVersion::V2026_07_28),
+        ),
+        (
+            old.clone(),
+            Discovery::Auto,
+            Some(ProtocolVersion::V2025_11_25),
+        ),
+        (old.clone(), Discovery::Discover, None),
+    ] {
+        let (client_end, server_end) = duplex(64 * 1024);
+        {
+            let rt2 = rt.clone();
+            rt.spawn(Box::pin(async move {
+                let _ = srv.serve(rt2, server_end).await;
+            }));
+        }
+        let rt2 = rt.clone();
+        let got = sim
+            .block_on(async move {
+                let options = ClientOptions::default().discovery(discovery);
+                let client = match Client::connect(rt2, client_end, options).await {
+                    Ok(c) => c,
+                    Err(e) => return Err(e),
+                };
+                let version = client.protocol_version();
+                let tools = client.list_tools().await.unwrap();
+                let r = client.call_tool("chatty", json!({})).await.unwrap();
+                let text = serde_json::to_value(&r).unwrap()["content"][0]["text"].clone();
+                Ok((version, tools.len(), text))
+            })
+            .expect("completes");
+        match (expect, got) {
+            (Some(v), Ok((version, tools, text))) => {
+                assert_eq!(version, v, "{discovery:?}");
+                assert_eq!(tools, 1);
+                if v == ProtocolVersion::V2026_07_28 {
+                    assert_eq!(text, "served at 2026-07-28");
+                } else {
+                    assert_eq!(text, "old");
+                }
+            }
+            (None, Err(e)) => assert_eq!(e.kind(), mcp_proto::ErrorKind::MethodNotFound, "{e}"),
+            (expect, got) => panic!("{discovery:?}: expected {expect:?}, got {got:?}"),
+        }
+    }
+}

@@ -44,6 +44,9 @@ pub struct Config {
     pub request_timeout: Option<Duration>,
     /// Accept inbound requests for methods outside the MCP method table (extensions).
     pub allow_custom_methods: bool,
+    /// How a client starts: the handshake (default), or `server/discover` and the stateless
+    /// era ([`Session::start`]).
+    pub discovery: super::Discovery,
 }
 
 impl Config {
@@ -68,7 +71,14 @@ impl Config {
             max_outbound_in_flight: 1024,
             request_timeout: Some(Duration::from_secs(60)),
             allow_custom_methods: false,
+            discovery: super::Discovery::Initialize,
         }
+    }
+
+    /// How a client starts (see [`Discovery`](super::Discovery)).
+    pub fn discovery(mut self, discovery: super::Discovery) -> Self {
+        self.discovery = discovery;
+        self
     }
 
     /// Sets the capabilities (raw JSON object).

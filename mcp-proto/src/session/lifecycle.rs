@@ -169,6 +169,7 @@ impl Session {
             id,
             Pending {
                 is_initialize: true,
+                is_discover: false,
                 timeout,
                 hard_deadline: None,
                 deadline: timeout.map(|t| now + t),
@@ -418,7 +419,7 @@ impl Session {
     fn fail_pending(&mut self, kind: ErrorKind, message: &'static str) {
         let pending = core::mem::take(&mut self.pending);
         for (id, p) in pending {
-            if p.is_initialize {
+            if p.is_initialize || p.is_discover {
                 // The handshake's outcome is `Event::Ready` or `Event::Closed`.
                 continue;
             }

@@ -24,6 +24,7 @@
 //! table already knows the modern methods. Its behaviour arrives with a later change.
 
 use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -38,6 +39,7 @@ use crate::version::ProtocolVersion;
 
 mod caps;
 mod config;
+mod discover;
 mod encode;
 mod event;
 mod inbound;
@@ -46,6 +48,7 @@ mod outbound;
 pub(crate) mod stateless;
 
 pub use config::{Config, Framing, RequestOptions};
+pub use discover::Discovery;
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
@@ -80,6 +83,11 @@ pub struct Session {
     pub(crate) requests_refused: Option<&'static str>,
     /// The handshake is running again ([`Session::reinitialize`]).
     reinitializing: bool,
+    /// `server/discover` is out: the stateless version asked for, whether the handshake
+    /// follows a refusal, and the era's `_meta` entries.
+    discovery: Option<(ProtocolVersion, bool, Vec<u8>)>,
+    /// A client in the stateless era: the `_meta` entries every request carries.
+    era_meta: Option<Box<[u8]>>,
 }
 
 impl core::fmt::Debug for Session {
@@ -125,6 +133,8 @@ impl Session {
             closed_emitted: false,
             requests_refused: None,
             reinitializing: false,
+            discovery: None,
+            era_meta: None,
         }
     }
 

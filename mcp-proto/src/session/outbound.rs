@@ -24,6 +24,8 @@ use crate::version::ProtocolVersion;
 #[derive(Debug)]
 pub(super) struct Pending {
     pub(super) is_initialize: bool,
+    /// `server/discover` of a client that starts in the stateless era.
+    pub(super) is_discover: bool,
     pub(super) timeout: Option<Duration>,
     pub(super) hard_deadline: Option<Instant>,
     pub(super) deadline: Option<Instant>,
@@ -61,10 +63,17 @@ impl Session {
             ));
         }
         let id = self.alloc_id();
-        let params = if opts.progress {
-            Some(with_progress_token(params, id)?)
-        } else {
-            params
+        let params = match (&self.era_meta, opts.progress) {
+            (None, false) => params,
+            (None, true) => Some(with_progress_token(params, id)?),
+            // Stateless era: the era's `_meta` on every request (and the token with it).
+            (Some(_), false) => self.era_params(params)?,
+            (Some(entries), true) => {
+                let mut m = entries.to_vec();
+                m.extend_from_slice(b",\"progressToken\":");
+                RequestId::Number(id).write_json(&mut m);
+                Some(with_meta_entries(params, &m)?)
+            }
         };
         let timeout = opts.timeout.or(self.config.request_timeout);
         let hard_deadline = opts.max_total_timeout.map(|m| now + m);
@@ -73,6 +82,7 @@ impl Session {
             id,
             Pending {
                 is_initialize: false,
+                is_discover: false,
                 timeout,
                 hard_deadline,
                 deadline,
@@ -149,6 +159,7 @@ impl Session {
         };
         match self.pending.remove(n) {
             None => {}
+            Some(p) if p.is_discover => self.on_discover_result(_now, Err(error)),
             Some(p) if p.is_initialize => {
                 self.reinitializing = false;
                 self.fail_connection(error);
@@ -209,6 +220,16 @@ impl Session {
             let Some(p) = self.pending.remove(&id) else {
                 continue;
             };
+            if p.is_discover {
+                self.on_discover_result(
+                    now,
+                    Err(Error::new(
+                        ErrorKind::Timeout,
+                        "`server/discover` timed out",
+                    )),
+                );
+                continue;
+            }
             if p.is_initialize {
                 self.fail_connection(Error::new(ErrorKind::Timeout, "`initialize` timed out"));
                 return;
@@ -299,7 +320,7 @@ impl Session {
 
     pub(super) fn on_response(
         &mut self,
-        _now: Instant,
+        now: Instant,
         id: RequestId,
         result: Result<&RawValue, Error>,
     ) {
@@ -308,6 +329,7 @@ impl Session {
             return;
         };
         match self.pending.remove(&n) {
+            Some(p) if p.is_discover => self.on_discover_result(now, result),
             Some(p) if p.is_initialize => self.on_initialize_result(result),
             Some(_) => self.events.push_back(Event::Response {
                 id,
@@ -377,9 +399,20 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 
 /// Adds `_meta.progressToken = token` to request params.
 fn with_progress_token(params: Option<Box<RawValue>>, token: i64) -> Result<Box<RawValue>, Error> {
-    let mut head = Vec::with_capacity(48);
-    head.extend_from_slice(b"{\"_meta\":{\"progressToken\":");
-    RequestId::Number(token).write_json(&mut head);
+    let mut entry = Vec::with_capacity(24);
+    entry.extend_from_slice(b"\"progressToken\":");
+    RequestId::Number(token).write_json(&mut entry);
+    with_meta_entries(params, &entry)
+}
+
+/// `params` with `entries` (JSON object members) in its `_meta`, which is created if absent.
+pub(super) fn with_meta_entries(
+    params: Option<Box<RawValue>>,
+    entries: &[u8],
+) -> Result<Box<RawValue>, Error> {
+    let mut head = Vec::with_capacity(12 + entries.len());
+    head.extend_from_slice(b"{\"_meta\":{");
+    head.extend_from_slice(entries);
     head.push(b'}');
     let Some(params) = params else {
         head.push(b'}');
@@ -396,16 +429,17 @@ fn with_progress_token(params: Option<Box<RawValue>>, token: i64) -> Result<Box<
     }
     let mut map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(s)
         .map_err(|e| Error::invalid_params(alloc::format!("params: {e}")))?;
+    let mut members = Vec::with_capacity(entries.len() + 2);
+    members.push(b'{');
+    members.extend_from_slice(entries);
+    members.push(b'}');
+    let added: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&members)
+        .map_err(|e| Error::internal(alloc::format!("_meta entries: {e}")))?;
     let meta = map
         .entry("_meta")
         .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
     match meta {
-        serde_json::Value::Object(m) => {
-            m.insert(
-                String::from("progressToken"),
-                serde_json::Value::from(token),
-            );
-        }
+        serde_json::Value::Object(m) => m.extend(added),
         _ => return Err(Error::invalid_params("`_meta` must be an object")),
     }
     jsonrpc::to_raw(&map)

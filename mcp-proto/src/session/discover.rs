@@ -1,0 +1,237 @@
+//! The client side of the stateless era (2026-07-28): `server/discover` instead of the
+//! handshake, then every request carries the era's `_meta` (the protocol version, this
+//! client's capabilities and info).
+//!
+//! [`Discovery::Discover`] speaks only the stateless era; [`Discovery::Auto`] asks
+//! `server/discover` first and runs the `initialize` handshake instead when the server does not
+//! answer it with the stateless version (any error, a timeout, or a list without it), as the
+//! revision's era detection says; [`Discovery::Initialize`] (the default) is the handshake.
+
+use alloc::borrow::{Cow, ToOwned};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Session;
+use super::caps::CapSet;
+use super::config::raw_from_vec;
+use super::encode::Outgoing;
+use super::event::Event;
+use super::lifecycle::{PeerInfo, State};
+use super::outbound::Pending;
+use crate::error::{Error, ErrorKind};
+use crate::id::RequestId;
+use crate::jsonrpc;
+use crate::schema::meta::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY};
+use crate::time::Instant;
+use crate::version::ProtocolVersion;
+
+/// How a client session starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Discovery {
+    /// The `initialize` handshake (the handshake era).
+    #[default]
+    Initialize,
+    /// `server/discover`, then the stateless era only.
+    Discover,
+    /// `server/discover`; the handshake when the server does not speak the stateless era.
+    Auto,
+}
+
+/// The `_meta` entries of every request in the stateless era, as JSON object members.
+pub(super) fn era_entries(version: ProtocolVersion, caps: &RawValue, info: &RawValue) -> Vec<u8> {
+    let mut m = Vec::with_capacity(160 + caps.get().len() + info.get().len());
+    jsonrpc::write_json_str(&mut m, PROTOCOL_VERSION_KEY);
+    m.push(b':');
+    jsonrpc::write_json_str(&mut m, version.as_str());
+    m.push(b',');
+    jsonrpc::write_json_str(&mut m, CLIENT_CAPABILITIES_KEY);
+    m.push(b':');
+    m.extend_from_slice(caps.get().as_bytes());
+    m.push(b',');
+    jsonrpc::write_json_str(&mut m, CLIENT_INFO_KEY);
+    m.push(b':');
+    m.extend_from_slice(info.get().as_bytes());
+    m
+}
+
+impl Session {
+    /// Client: starts as [`Config::discovery`](super::Config::discovery) says — the
+    /// handshake ([`initialize`](Self::initialize)) or `server/discover`
+    /// ([`discover`](Self::discover)).
+    pub fn start(&mut self, now: Instant) -> Result<RequestId, Error> {
+        match self.config.discovery {
+            Discovery::Initialize => self.initialize(now),
+            Discovery::Discover => self.discover(now, false),
+            Discovery::Auto => self.discover(now, true),
+        }
+    }
+
+    /// Client: asks `server/discover` with the era's `_meta`; with `fallback`, a server that
+    /// does not answer it with the stateless version gets the `initialize` handshake instead.
+    /// [`Event::Ready`] follows once the era is settled.
+    pub fn discover(&mut self, now: Instant, fallback: bool) -> Result<RequestId, Error> {
+        if !self.client {
+            return Err(Error::invalid_request(
+                "only a client sends `server/discover`",
+            ));
+        }
+        if self.state != State::AwaitingInit {
+            return Err(Error::new(
+                ErrorKind::AlreadyConnected,
+                "the session has already started",
+            ));
+        }
+        let Some(version) = self
+            .config
+            .versions
+            .iter()
+            .copied()
+            .filter(|v| v.is_stateless())
+            .max()
+        else {
+            return Err(Error::new(
+                ErrorKind::ProtocolVersionMismatch,
+                "no stateless protocol version configured",
+            ));
+        };
+        let entries = era_entries(version, &self.config.capabilities, &self.config.info);
+        let mut p = Vec::with_capacity(12 + entries.len());
+        p.extend_from_slice(b"{\"_meta\":{");
+        p.extend_from_slice(&entries);
+        p.extend_from_slice(b"}}");
+        let id = self.alloc_id();
+        let timeout = self.config.request_timeout;
+        self.pending.insert(
+            id,
+            Pending {
+                is_initialize: false,
+                is_discover: true,
+                timeout,
+                hard_deadline: None,
+                deadline: timeout.map(|t| now + t),
+                reset_on_progress: false,
+                progress: false,
+                last_progress: None,
+            },
+        );
+        self.out.push_back(Outgoing::Request {
+            id,
+            method: Cow::Borrowed("server/discover"),
+            params: Some(raw_from_vec(p)),
+            related: None,
+        });
+        self.discovery = Some((version, fallback, entries));
+        self.state = State::Initializing;
+        Ok(RequestId::Number(id))
+    }
+
+    /// The outcome of `server/discover` (a timeout is an error here).
+    pub(super) fn on_discover_result(&mut self, now: Instant, result: Result<&RawValue, Error>) {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Found<'a> {
+            #[serde(borrow)]
+            supported_versions: Vec<Cow<'a, str>>,
+            #[serde(borrow)]
+            capabilities: &'a RawValue,
+            instructions: Option<alloc::string::String>,
+            #[serde(rename = "_meta", borrow)]
+            meta: Option<FoundMeta<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct FoundMeta<'a> {
+            #[serde(rename = "io.modelcontextprotocol/serverInfo", borrow)]
+            info: Option<&'a RawValue>,
+        }
+        let Some((version, fallback, entries)) = self.discovery.take() else {
+            return;
+        };
+        let why = match result {
+            Err(e) => e,
+            Ok(raw) => match serde_json::from_str::<Found<'_>>(raw.get()) {
+                Ok(found)
+                    if found
+                        .supported_versions
+                        .iter()
+                        .any(|v| v == version.as_str()) =>
+                {
+                    let info = found
+                        .meta
+                        .and_then(|m| m.info)
+                        .map(ToOwned::to_owned)
+                        .unwrap_or_else(jsonrpc::empty_object);
+                    let capabilities = found.capabilities.to_owned();
+                    self.version = Some(version);
+                    self.peer = Some(PeerInfo {
+                        info: info.clone(),
+                        capabilities: capabilities.clone(),
+                        caps: CapSet::parse(found.capabilities),
+                        instructions: found.instructions.clone(),
+                    });
+                    self.era_meta = Some(entries.into_boxed_slice());
+                    self.state = State::Ready;
+                    self.events.push_back(Event::Ready {
+                        version,
+                        peer_info: info,
+                        peer_capabilities: capabilities,
+                        instructions: found.instructions,
+                    });
+                    return;
+                }
+                Ok(found) => Error::new(
+                    ErrorKind::ProtocolVersionMismatch,
+                    alloc::format!(
+                        "the server supports {:?}, not {version}",
+                        found.supported_versions
+                    ),
+                ),
+                Err(e) => {
+                    Error::invalid_request(alloc::format!("invalid `server/discover` result: {e}"))
+                }
+            },
+        };
+        if fallback {
+            // Not a server of the stateless era: the handshake.
+            self.state = State::AwaitingInit;
+            if let Err(e) = self.initialize(now) {
+                self.fail_connection(e);
+            }
+            return;
+        }
+        self.fail_connection(why);
+    }
+
+    /// The era's `_meta` entries (stateless era) and the progress token, if any, added to a
+    /// request's params.
+    pub(super) fn era_params(
+        &self,
+        params: Option<Box<RawValue>>,
+    ) -> Result<Option<Box<RawValue>>, Error> {
+        match &self.era_meta {
+            None => Ok(params),
+            Some(entries) => super::outbound::with_meta_entries(params, entries).map(Some),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn era_entries_are_object_members() {
+        let caps = RawValue::from_string("{\"roots\":{}}".into()).unwrap();
+        let info = RawValue::from_string("{\"name\":\"c\",\"version\":\"1\"}".into()).unwrap();
+        let e = era_entries(ProtocolVersion::V2026_07_28, &caps, &info);
+        let mut obj = b"{".to_vec();
+        obj.extend_from_slice(&e);
+        obj.push(b'}');
+        let v: serde_json::Value = serde_json::from_slice(&obj).unwrap();
+        assert_eq!(v[PROTOCOL_VERSION_KEY], "2026-07-28");
+        assert_eq!(v[CLIENT_CAPABILITIES_KEY]["roots"], serde_json::json!({}));
+        assert_eq!(v[CLIENT_INFO_KEY]["name"], "c");
+    }
+}
