@@ -124,9 +124,9 @@ impl ClientOptions {
     /// `server/discover` with the handshake as fallback when the server does not speak the
     /// stateless era (`Discovery::Auto`). With either of the last two, every request of a
     /// stateless session carries the era's `_meta` (version, capabilities, client info), and
-    /// [`Client::protocol_version`] says which era was settled. The stateless era is spoken over
-    /// byte streams and message transports; over HTTP, `Auto` settles on the handshake for
-    /// now (the client half of the 2026-07-28 HTTP transport is not built yet).
+    /// [`Client::protocol_version`] says which era was settled. Over Streamable HTTP a request
+    /// of the stateless era is one POST with `MCP-Protocol-Version`, `Mcp-Method` and
+    /// `Mcp-Name`, and no session.
     pub fn discovery(mut self, discovery: mcp_proto::session::Discovery) -> Self {
         if !self.config.versions.iter().any(|v| v.is_stateless())
             && discovery != mcp_proto::session::Discovery::Initialize

@@ -87,8 +87,8 @@ pub trait MessageTransport: Send + 'static {
 /// outgoing message is, and hands what arrives (messages, transport failures of requests, a
 /// restart of the handshake) to the session directly.
 pub(crate) trait SessionWire: Send + 'static {
-    /// One message the session wrote, as `transmit` describes it.
-    fn send(&mut self, now: Instant, transmit: &Transmit, message: Vec<u8>);
+    /// One message `session` wrote, as `transmit` describes it.
+    fn send(&mut self, now: Instant, session: &Session, transmit: &Transmit, message: Vec<u8>);
     /// Moves what arrived into `session`; whether anything happened. Registers for a wake-up
     /// when nothing did.
     fn poll_recv(&mut self, cx: &mut Context<'_>, session: &mut Session, now: Instant) -> bool;
@@ -300,7 +300,7 @@ impl<R: Runtime> Connection<R> {
                     break;
                 };
                 let now = *now.get_or_insert_with(|| self.rt.now());
-                wire.send(now, &t, message);
+                wire.send(now, &self.session, &t, message);
                 progressed = true;
             }
             return progressed;

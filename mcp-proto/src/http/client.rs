@@ -252,6 +252,8 @@ enum Purpose {
         kind: Outgoing,
         body: Bytes,
         session: Option<String>,
+        /// A request of the stateless era: an error reply's JSON-RPC body goes to the session.
+        stateless: bool,
     },
     /// A GET resuming the stream of request `id`.
     Resume { id: RequestId },
@@ -509,6 +511,19 @@ impl ClientTransport {
                 }
                 let id = id.clone();
                 self.expect_reply(exchange, id, status, sse, max)
+            }
+            Purpose::Post {
+                id: Some(_),
+                stateless: true,
+                ..
+            } if !status.is_success() => {
+                let json = single(headers, &CONTENT_TYPE)
+                    .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+                if json {
+                    // The revision's errors (-32022, -32020, …) come as a JSON-RPC error body.
+                    return ReadAs::Whole;
+                }
+                refuse(ex)
             }
             Purpose::Post { id, session, .. } => {
                 if status == StatusCode::NOT_FOUND && !self.legacy && session.is_some() {
@@ -910,6 +925,56 @@ impl ClientTransport {
                 kind,
                 body,
                 session,
+                stateless: false,
+            },
+            request,
+        );
+    }
+
+    /// A message of the stateless era (2026-07-28): one POST with `MCP-Protocol-Version`,
+    /// `Mcp-Method` and, for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name`; no
+    /// session. A request's error reply carries a JSON-RPC error, which goes to the session. A
+    /// cancellation closes the request's reply instead of being sent; other notifications are
+    /// not sent (none is used from client to server over HTTP in this revision).
+    pub fn send_stateless(
+        &mut self,
+        _now: Instant,
+        kind: Outgoing,
+        version: &str,
+        method: &str,
+        body: Bytes,
+    ) {
+        if matches!(self.phase, Phase::Closing | Phase::Closed) {
+            return;
+        }
+        let id = match kind {
+            Outgoing::Request(ref id) => id.clone(),
+            Outgoing::Cancelled(id) => {
+                self.stop_request(&id);
+                return;
+            }
+            _ => return,
+        };
+        let mut request = Request::new(body.clone());
+        let headers = request.headers_mut();
+        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Ok(v) = HeaderValue::try_from(version) {
+            headers.insert(MCP_PROTOCOL_VERSION, v);
+        }
+        headers.insert(MCP_METHOD, header_safe(method));
+        if let Some(name) = named(method, &body) {
+            headers.insert(MCP_NAME, header_safe(&name));
+        }
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = self.config.url.clone();
+        self.start_request(
+            Purpose::Post {
+                id: Some(id),
+                kind,
+                body,
+                session: None,
+                stateless: true,
             },
             request,
         );
@@ -1295,6 +1360,68 @@ fn reconnect_delay(config: &ClientConfig, retry: Option<u64>, attempt: u32) -> D
     let factor = 1u64 << attempt.saturating_sub(1).min(16);
     let cap = config.max_reconnect_delay.as_millis().max(base.as_millis());
     Duration::from_millis(base.as_millis().saturating_mul(factor).min(cap))
+}
+
+/// `Mcp-Method`.
+const MCP_METHOD: ::http::header::HeaderName =
+    ::http::header::HeaderName::from_static("mcp-method");
+/// `Mcp-Name`.
+const MCP_NAME: ::http::header::HeaderName = ::http::header::HeaderName::from_static("mcp-name");
+
+/// The tool or prompt name, or the resource URI, a request names (what `Mcp-Name` carries).
+fn named(method: &str, message: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<alloc::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        uri: Option<alloc::borrow::Cow<'a, str>>,
+    }
+    let field_is_uri = match method {
+        "tools/call" | "prompts/get" => false,
+        "resources/read" => true,
+        _ => return None,
+    };
+    let p = serde_json::from_slice::<Message<'_>>(message)
+        .ok()?
+        .params?;
+    let v = if field_is_uri { p.uri } else { p.name }?;
+    Some(String::from(v.as_ref()))
+}
+
+/// `value` as a header value: itself when it is visible ASCII without surrounding spaces, else
+/// the `=?base64?…?=` form of its UTF-8 (also for a value that looks like that form).
+fn header_safe(value: &str) -> HeaderValue {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value
+        && !(value.starts_with("=?") && value.ends_with("?="));
+    if plain && let Ok(v) = HeaderValue::try_from(value) {
+        return v;
+    }
+    let mut out = String::from("=?base64?");
+    base64_encode(value.as_bytes(), &mut out);
+    out.push_str("?=");
+    HeaderValue::try_from(out).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Standard base64 with padding.
+fn base64_encode(data: &[u8], out: &mut String) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let sym = |n: u32| char::from(*ALPHABET.get((n & 63) as usize).unwrap_or(&b'A'));
+    for chunk in data.chunks(3) {
+        let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = (b(0) << 16) | (b(1) << 8) | b(2);
+        out.push(sym(n >> 18));
+        out.push(sym(n >> 12));
+        out.push(if chunk.len() > 1 { sym(n >> 6) } else { '=' });
+        out.push(if chunk.len() > 2 { sym(n) } else { '=' });
+    }
 }
 
 /// The POST endpoint named by a legacy `endpoint` event: resolved against the SSE URL, and on

@@ -204,6 +204,16 @@ impl Session {
         self.fail_connection(why);
     }
 
+    /// The stateless-era version this client speaks, or is asking `server/discover` about;
+    /// `None` in the handshake era (transports use it for the era's own headers).
+    pub fn stateless_version(&self) -> Option<ProtocolVersion> {
+        match (&self.discovery, &self.era_meta) {
+            (Some((version, ..)), _) => Some(*version),
+            (None, Some(_)) => self.version,
+            (None, None) => None,
+        }
+    }
+
     /// The era's `_meta` entries (stateless era) and the progress token, if any, added to a
     /// request's params.
     pub(super) fn era_params(

@@ -293,9 +293,25 @@ impl<R: Runtime, C: Connector> Drop for HttpWire<R, C> {
 }
 
 impl<R: Runtime, C: Connector> SessionWire for HttpWire<R, C> {
-    fn send(&mut self, now: Instant, transmit: &Transmit, message: Vec<u8>) {
+    fn send(&mut self, now: Instant, session: &Session, transmit: &Transmit, message: Vec<u8>) {
         let kind = Outgoing::of(transmit);
-        self.policy.send(now, kind, Bytes::from(message));
+        match session.stateless_version() {
+            // The stateless era: its own headers, no session.
+            Some(version) => {
+                let method = match transmit.method {
+                    Some(m) => std::borrow::Cow::Borrowed(m),
+                    None => std::borrow::Cow::Owned(method_of(&message).unwrap_or_default()),
+                };
+                self.policy.send_stateless(
+                    now,
+                    kind,
+                    version.as_str(),
+                    &method,
+                    Bytes::from(message),
+                )
+            }
+            None => self.policy.send(now, kind, Bytes::from(message)),
+        }
         self.run_actions();
     }
 
@@ -736,6 +752,15 @@ impl<R: Runtime, C: Connector> Io<R, C> {
             .await
             .map_err(|e| fail(e.message().to_owned()))
     }
+}
+
+/// The method of a message whose method is not one the session names statically.
+fn method_of(message: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct M {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<M>(message).ok()?.method
 }
 
 /// Hands `r` to the connection, waiting while its reports are full; `Err` once it is gone.

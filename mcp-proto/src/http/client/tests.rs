@@ -643,3 +643,67 @@ fn outgoing_messages_are_described_from_the_session() {
         Outgoing::Other
     );
 }
+
+#[test]
+fn stateless_requests_carry_the_eras_headers_and_no_session() {
+    let mut t = transport(|c| c);
+    let msg =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"été","arguments":{}}}"#;
+    t.send_stateless(
+        t0(),
+        Outgoing::Request(id(1)),
+        "2026-07-28",
+        "tools/call",
+        Bytes::from(msg.as_bytes().to_vec()),
+    );
+    let (ex, req) = sent(&mut t);
+    assert_eq!(req.method(), Method::POST);
+    assert_eq!(header(&req, "mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(header(&req, "mcp-method"), Some("tools/call"));
+    assert_eq!(header(&req, "mcp-name"), Some("=?base64?w6l0w6k=?="));
+    assert_eq!(header(&req, "mcp-session-id"), None);
+    // An error reply's JSON-RPC body goes to the session.
+    let read = t.handle_head(t0(), ex, StatusCode::BAD_REQUEST, &json_head());
+    assert_eq!(read, ReadAs::Whole);
+    t.handle_body(
+        t0(),
+        ex,
+        br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no"}}"#,
+    );
+    assert_eq!(messages(&mut t).len(), 1);
+    t.handle_end(t0(), ex, true, |_| false);
+    assert!(t.poll_delivery().is_none());
+    // A plain name goes as it is; a cancellation closes the reply instead of being sent.
+    let msg = br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+    t.send_stateless(
+        t0(),
+        Outgoing::Request(id(2)),
+        "2026-07-28",
+        "resources/read",
+        Bytes::from_static(msg),
+    );
+    let (ex, req) = sent(&mut t);
+    assert_eq!(header(&req, "mcp-name"), Some("file:///a"));
+    t.send_stateless(
+        t0(),
+        Outgoing::Cancelled(id(2)),
+        "2026-07-28",
+        "notifications/cancelled",
+        Bytes::new(),
+    );
+    assert!(matches!(t.poll_action(), Some(Action::Abort(e)) if e == ex));
+    no_action(&mut t);
+    // Closing sends no DELETE.
+    t.close(t0());
+    assert!(t.is_closed());
+}
+
+#[test]
+fn header_values_are_encoded_when_they_must_be() {
+    assert_eq!(header_safe("echo"), "echo");
+    assert_eq!(header_safe(" padded"), "=?base64?IHBhZGRlZA==?=");
+    assert_eq!(header_safe("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    let mut s = String::new();
+    base64_encode(b"ab", &mut s);
+    assert_eq!(s, "YWI=");
+}
