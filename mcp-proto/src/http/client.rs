@@ -436,9 +436,10 @@ impl ClientTransport {
                 }
             }
             Outgoing::Initialized => {
+                // Nothing else goes out before the server acknowledged it (it must see it
+                // first), then the standalone stream opens (see `open_standalone`).
                 self.post_message(Outgoing::Initialized, body);
-                self.phase = Phase::Ready;
-                self.open_standalone(now);
+                self.phase = Phase::AwaitingStandalone;
             }
             kind => {
                 if let Outgoing::Cancelled(id) = &kind {
@@ -511,6 +512,14 @@ impl ClientTransport {
                 }
                 let id = id.clone();
                 self.expect_reply(exchange, id, status, sse, max)
+            }
+            Purpose::Post {
+                kind: Outgoing::Initialized,
+                ..
+            } => {
+                self.exchanges.remove(&exchange);
+                self.open_standalone(now);
+                ReadAs::Discard
             }
             Purpose::Post {
                 id: Some(_),
@@ -782,6 +791,10 @@ impl ClientTransport {
                 self.standalone_answered(generation);
                 self.standalone_again(now, generation);
             }
+            Purpose::Post {
+                kind: Outgoing::Initialized,
+                ..
+            } => self.open_standalone(now),
             Purpose::Post { id: None, .. } => {}
             Purpose::Delete => self.maybe_closed(),
         }

@@ -179,7 +179,9 @@ fn requests_wait_for_the_standalone_stream_boundedly() {
         Outgoing::Initialized,
         Bytes::from_static(b"{initialized}"),
     );
-    let _ = sent(&mut t); // the notification
+    let (n, _) = sent(&mut t); // the notification: the GET waits for its acknowledgement
+    no_action(&mut t);
+    t.handle_head(t0(), n, StatusCode::ACCEPTED, &head(&[]));
     let (_get, _) = sent(&mut t); // the GET, which never answers
     t.send(ms(1), Outgoing::Request(id(1)), Bytes::from_static(b"{r1}"));
     no_action(&mut t);
@@ -201,7 +203,8 @@ fn a_refused_standalone_stream_releases_requests_and_is_not_retried() {
     t.handle_head(t0(), ex, StatusCode::OK, &json_head());
     t.handle_body(t0(), ex, b"{\"id\":0,\"result\":{}}");
     t.send(t0(), Outgoing::Initialized, Bytes::from_static(b"{}"));
-    let _ = sent(&mut t);
+    let (n, _) = sent(&mut t);
+    t.handle_failed(t0(), n, transport_error("reset")); // the stream opens anyway
     let (get, _) = sent(&mut t);
     t.send(t0(), Outgoing::Request(id(1)), Bytes::from_static(b"{r1}"));
     no_action(&mut t);
@@ -366,8 +369,9 @@ fn a_lost_session_is_reinitialised_through_the_session() {
         Outgoing::Initialized,
         Bytes::from_static(b"{initialized}"),
     );
-    let (_, req) = sent(&mut t);
+    let (n, req) = sent(&mut t);
     assert_eq!(header(&req, "mcp-session-id"), Some("s2"));
+    t.handle_head(t0(), n, StatusCode::ACCEPTED, &head(&[]));
     let (get, _) = sent(&mut t);
     t.handle_head(t0(), get, StatusCode::OK, &sse_head());
     let (_, r1) = sent(&mut t);
@@ -511,7 +515,8 @@ fn the_probe_falls_back_to_the_legacy_transport() {
         Outgoing::Initialized,
         Bytes::from_static(b"{initialized}"),
     );
-    let (_, req) = sent(&mut t);
+    let (n, req) = sent(&mut t);
+    t.handle_head(t0(), n, StatusCode::ACCEPTED, &head(&[]));
     assert_eq!(header(&req, "mcp-session-id"), None);
     t.send(t0(), Outgoing::Request(id(1)), Bytes::from_static(b"{r1}"));
     let (ex, req) = sent(&mut t);
