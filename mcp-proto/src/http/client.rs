@@ -399,7 +399,7 @@ impl ClientTransport {
     // ------------------------------------------------------------------ outgoing
 
     /// An outgoing message of the session (`body` is the whole JSON-RPC message).
-    pub fn send(&mut self, now: Instant, kind: Outgoing, body: Bytes) {
+    pub fn send(&mut self, _now: Instant, kind: Outgoing, body: Bytes) {
         match self.phase {
             Phase::Closing | Phase::Closed => return,
             Phase::AwaitingStandalone | Phase::Reinitializing
