@@ -81,6 +81,7 @@ pub struct HttpClientOptions {
     pub(crate) bearer: Option<String>,
     pub(crate) reinitialize: bool,
     pub(crate) standalone_stream: bool,
+    pub(crate) standalone_wait: Duration,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) response_timeout: Option<Duration>,
     pub(crate) max_reconnects: u32,
@@ -101,6 +102,7 @@ impl Default for HttpClientOptions {
             bearer: None,
             reinitialize: true,
             standalone_stream: true,
+            standalone_wait: Duration::from_secs(5),
             connect_timeout: Some(Duration::from_secs(10)),
             response_timeout: None,
             max_reconnects: 5,
@@ -150,6 +152,14 @@ impl HttpClientOptions {
     /// Whether the standalone GET SSE stream is opened after the handshake (default on).
     pub fn standalone_stream(mut self, enabled: bool) -> Self {
         self.standalone_stream = enabled;
+        self
+    }
+
+    /// How long requests after the handshake wait for the standalone stream to attach, so that
+    /// what the server sends on it about them is not lost (default 5 s; a server slow to answer
+    /// the GET holds them no longer than this).
+    pub fn standalone_wait(mut self, wait: Duration) -> Self {
+        self.standalone_wait = wait;
         self
     }
 
@@ -268,6 +278,7 @@ pub fn http_transport<R: Runtime, C: Connector>(
             .mode(mode)
             .reinitialize(options.reinitialize)
             .standalone_stream(options.standalone_stream)
+            .standalone_wait(options.standalone_wait)
             .max_reconnects(options.max_reconnects)
             .reconnect_delay(options.reconnect_delay, options.max_reconnect_delay)
             .max_message_size(options.max_message_size),

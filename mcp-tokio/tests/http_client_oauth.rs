@@ -431,9 +431,12 @@ async fn a_401_on_the_get_stream_or_the_delete_runs_the_flow() {
     let (fixture, url) = start().await;
     fixture.state.lock().unwrap().expire_on = Some("GET");
     let oauth = oauth();
+    // Requests wait for the GET (and its authorization) however slow the machine is.
     let client = connect(
         &url,
-        HttpClientOptions::new().oauth(oauth.clone(), entropy()),
+        HttpClientOptions::new()
+            .standalone_wait(mcp_proto::Duration::from_secs(120))
+            .oauth(oauth.clone(), entropy()),
     )
     .await
     .unwrap();
