@@ -96,6 +96,16 @@ async fn request_spans_carry_method_direction_outcome_and_duration() {
     .await
     .unwrap();
     client.call_tool("echo", json!({})).await.unwrap();
+    // A W3C trace context in `_meta` is recorded on the server's span of the request.
+    let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    client
+        .peer()
+        .request_with(
+            "tools/call",
+            &json!({"name": "echo", "arguments": {}, "_meta": {"traceparent": tp}}),
+        )
+        .await
+        .unwrap();
     client.close();
     drop(client);
     let _ = serving.await;
@@ -107,8 +117,17 @@ async fn request_spans_carry_method_direction_outcome_and_duration() {
             .map(|(id, _, _)| *id)
             .collect()
     };
+    let traced = span_with(
+        "traceparent",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    );
+    assert_eq!(
+        traced.len(),
+        1,
+        "the server's span of the traced call: {seen:?}"
+    );
     let calls = span_with("method", "tools/call");
-    assert_eq!(calls.len(), 2, "one span per side: {seen:?}");
+    assert_eq!(calls.len(), 4, "one span per side and call: {seen:?}");
     for id in calls {
         let fields: Vec<&(u64, String, String)> =
             seen.iter().filter(|(i, _, _)| *i == id).collect();
@@ -119,8 +138,8 @@ async fn request_spans_carry_method_direction_outcome_and_duration() {
         assert!(fields.iter().any(|(_, k, _)| k == "duration_ms"));
         assert!(fields.iter().any(|(_, k, _)| k == "id"));
     }
-    assert_eq!(span_with("direction", "inbound").len(), 1);
-    assert_eq!(span_with("direction", "outbound").len(), 1);
+    assert_eq!(span_with("direction", "inbound").len(), 2);
+    assert_eq!(span_with("direction", "outbound").len(), 2);
     assert!(
         seen.iter()
             .any(|(_, k, v)| k == "message" && v.contains("connection opened"))

@@ -95,7 +95,41 @@ fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::
         session = tracing::field::Empty,
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
+        traceparent = tracing::field::Empty,
+        tracestate = tracing::field::Empty,
     )
+}
+
+/// The W3C trace context a request carries in `_meta` (`traceparent`, and `tracestate` with
+/// it), when its `traceparent` is well formed (`00-<32 hex>-<16 hex>-<2 hex>`, ids not all
+/// zero). Requests without it cost one substring search.
+pub(crate) fn trace_context(params: Option<&RawValue>) -> Option<(String, Option<String>)> {
+    let p = params?.get();
+    if !p.contains("\"traceparent\"") {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        traceparent: Option<String>,
+        tracestate: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    let meta = serde_json::from_str::<Params>(p).ok()?.meta?;
+    let tp = meta.traceparent?;
+    let parts: Vec<&str> = tp.split('-').collect();
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    };
+    let valid = matches!(parts.as_slice(), [v, t, s, f]
+        if hex(v, 2) && *v != "ff" && hex(t, 32) && hex(s, 16) && hex(f, 2)
+            && t.bytes().any(|b| b != b'0') && s.bytes().any(|b| b != b'0'));
+    valid.then_some((tp, meta.tracestate))
 }
 
 /// A handler future wrapped so that cancellation drops it at once; `tag` says where it
@@ -203,5 +237,48 @@ impl<R: Runtime, T: Copy + Unpin + Send + 'static> Handlers<R, T> {
                 out.push(done);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod trace_tests {
+    use super::trace_context;
+    use serde_json::value::RawValue;
+
+    fn ctx(json: &str) -> Option<(String, Option<String>)> {
+        let raw = RawValue::from_string(json.to_owned()).unwrap();
+        trace_context(Some(&raw))
+    }
+
+    #[test]
+    fn w3c_trace_context_from_meta() {
+        let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        assert_eq!(
+            ctx(&format!(
+                r#"{{"_meta":{{"traceparent":"{tp}","tracestate":"a=1"}}}}"#
+            )),
+            Some((tp.to_owned(), Some("a=1".to_owned())))
+        );
+        assert_eq!(
+            ctx(&format!(r#"{{"_meta":{{"traceparent":"{tp}"}}}}"#))
+                .unwrap()
+                .1,
+            None
+        );
+        for bad in [
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+        ] {
+            assert_eq!(
+                ctx(&format!(r#"{{"_meta":{{"traceparent":"{bad}"}}}}"#)),
+                None,
+                "{bad}"
+            );
+        }
+        assert_eq!(ctx(r#"{"name":"traceparent"}"#), None);
+        assert_eq!(trace_context(None), None);
     }
 }

@@ -347,6 +347,13 @@ impl Dispatcher {
         if let Some(label) = &self.label {
             span.record("session", label.as_str());
         }
+        // A W3C trace context in `_meta` joins the request's span to the caller's trace.
+        if let Some((parent, state)) = inbound::trace_context(req.params.as_deref()) {
+            span.record("traceparent", parent.as_str());
+            if let Some(state) = &state {
+                span.record("tracestate", state.as_str());
+            }
+        }
         self.telemetry.emit(|| TelemetryEvent::RequestReceived {
             connection: self.peer.connection_id(),
             id: req.id.clone(),
