@@ -3,9 +3,12 @@
 //!
 //! ```text
 //! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H]
-//!            [--stateless] [--json-response]
+//!            [--stateless] [--json-response] [--eras handshake|both|stateless]
 //! ```
 //!
+//! `--eras` says which protocol eras are served: the handshake era (2024-11-05 … 2025-11-25,
+//! the default), both, or only the stateless 2026-07-28 era (a request naming its version in
+//! `_meta`, `server/discover`; over HTTP, one POST per request with no session).
 //! Over HTTP, `--stateless` serves without sessions (`EndpointConfig::stateless`) and
 //! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
 //! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
@@ -14,7 +17,7 @@
 fn usage(msg: &str) -> ! {
     eprintln!(
         "everything: {msg}
-usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response]"
+usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]"
     );
     std::process::exit(2);
 }
@@ -27,6 +30,7 @@ fn main() {
     let mut port: Option<u16> = None;
     let mut stateless = false;
     let mut json_response = false;
+    let mut eras = "handshake".to_owned();
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -48,6 +52,7 @@ fn main() {
             "--runtime" => runtime = value(),
             "--transport" => transport = value(),
             "--host" => host = value(),
+            "--eras" => eras = value(),
             "--port" => {
                 port = Some(
                     value()
@@ -60,7 +65,16 @@ fn main() {
         }
         i += 2;
     }
-    let server = mcp_examples::everything::server();
+    use mcp_tokio::proto::ProtocolVersion;
+    let versions: &[ProtocolVersion] = match eras.as_str() {
+        "handshake" => &ProtocolVersion::HANDSHAKE,
+        "both" => &ProtocolVersion::ALL,
+        "stateless" => &[ProtocolVersion::V2026_07_28],
+        other => usage(&format!(
+            "unknown --eras {other:?} (handshake, both, stateless)"
+        )),
+    };
+    let server = mcp_examples::everything::server_with(|b| b.versions(versions));
     match transport.as_str() {
         "stdio" => {
             if stateless || json_response {
