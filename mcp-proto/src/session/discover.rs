@@ -16,10 +16,8 @@ use serde_json::value::RawValue;
 use super::Session;
 use super::caps::CapSet;
 use super::config::raw_from_vec;
-use super::encode::Outgoing;
 use super::event::Event;
 use super::lifecycle::{PeerInfo, State};
-use super::outbound::Pending;
 use crate::error::{Error, ErrorKind};
 use crate::id::RequestId;
 use crate::jsonrpc;
@@ -102,30 +100,10 @@ impl Session {
         p.extend_from_slice(b"{\"_meta\":{");
         p.extend_from_slice(&entries);
         p.extend_from_slice(b"}}");
-        let id = self.alloc_id();
-        let timeout = self.config.request_timeout;
-        self.pending.insert(
-            id,
-            Pending {
-                is_initialize: false,
-                is_discover: true,
-                timeout,
-                hard_deadline: None,
-                deadline: timeout.map(|t| now + t),
-                reset_on_progress: false,
-                progress: false,
-                last_progress: None,
-            },
-        );
-        self.out.push_back(Outgoing::Request {
-            id,
-            method: Cow::Borrowed("server/discover"),
-            params: Some(raw_from_vec(p)),
-            related: None,
-        });
+        let id = self.queue_start_request(now, "server/discover", raw_from_vec(p), true);
         self.discovery = Some((version, fallback, entries));
         self.state = State::Initializing;
-        Ok(RequestId::Number(id))
+        Ok(id)
     }
 
     /// The outcome of `server/discover` (a timeout is an error here).

@@ -237,6 +237,28 @@ impl Session {
             self.queue_error(batch, Some(id), &e);
             return;
         }
+        let progress_token = params.and_then(progress_token_of);
+        self.admit(
+            id,
+            method,
+            params.map(ToOwned::to_owned),
+            progress_token,
+            batch,
+            None,
+        );
+    }
+
+    /// A checked request enters the in-flight table (bounded) and goes to the application; a
+    /// request of the stateless era carries its `era` (its result gets `resultType`).
+    pub(super) fn admit(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        progress_token: Option<ProgressToken>,
+        batch: Option<u64>,
+        era: Option<super::RequestEra>,
+    ) {
         if self.inbound.len() >= self.config.max_inbound_in_flight {
             let e = Error::new(
                 ErrorKind::LimitExceeded,
@@ -252,14 +274,13 @@ impl Session {
             Some(spec) => Cow::Borrowed(spec.name),
             None => Cow::Owned(String::from(method)),
         };
-        let progress_token = params.and_then(progress_token_of);
         self.inbound.insert(
             id.clone(),
             Inbound {
                 progress_token: progress_token.clone(),
                 last_progress: None,
                 batch,
-                stateless: false,
+                stateless: era.is_some(),
             },
         );
         if let Some(b) = batch
@@ -270,9 +291,9 @@ impl Session {
         self.events.push_back(Event::Request(InboundRequest {
             id,
             method: name,
-            params: params.map(ToOwned::to_owned),
+            params,
             progress_token,
-            era: None,
+            era,
         }));
     }
 

@@ -163,13 +163,26 @@ impl Session {
         p.extend_from_slice(b",\"clientInfo\":");
         p.extend_from_slice(self.config.info.get().as_bytes());
         p.push(b'}');
+        self.queue_start_request(now, "initialize", raw_from_vec(p), false)
+    }
+
+    /// Queues the request that starts a client session (`initialize` or `server/discover`),
+    /// awaited under the default timeout; its outcome settles the session, not an
+    /// [`Event::Response`].
+    pub(super) fn queue_start_request(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        params: Box<RawValue>,
+        is_discover: bool,
+    ) -> RequestId {
         let id = self.alloc_id();
         let timeout = self.config.request_timeout;
         self.pending.insert(
             id,
             Pending {
-                is_initialize: true,
-                is_discover: false,
+                is_initialize: !is_discover,
+                is_discover,
                 timeout,
                 hard_deadline: None,
                 deadline: timeout.map(|t| now + t),
@@ -180,8 +193,8 @@ impl Session {
         );
         self.out.push_back(Outgoing::Request {
             id,
-            method: Cow::Borrowed("initialize"),
-            params: Some(raw_from_vec(p)),
+            method: Cow::Borrowed(method),
+            params: Some(params),
             related: None,
         });
         RequestId::Number(id)

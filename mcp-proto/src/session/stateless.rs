@@ -12,7 +12,6 @@
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -23,8 +22,8 @@ use super::caps::gate_name;
 use super::config::Config;
 use super::config::raw_from_vec;
 use super::encode::Outgoing;
-use super::event::{Event, InboundRequest};
-use super::inbound::{Inbound, mentions_meta};
+
+use super::inbound::mentions_meta;
 use crate::error::{Error, ErrorKind};
 use crate::id::{ProgressToken, RequestId};
 use crate::jsonrpc;
@@ -131,42 +130,14 @@ impl Session {
             self.answer(batch, Outgoing::Response { id, result });
             return;
         }
-        if self.inbound.len() >= self.config.max_inbound_in_flight {
-            let e = Error::new(
-                ErrorKind::LimitExceeded,
-                alloc::format!(
-                    "too many requests in flight (limit {})",
-                    self.config.max_inbound_in_flight
-                ),
-            );
-            self.queue_error(batch, Some(id), &e);
-            return;
-        }
-        let name = match method::lookup(method) {
-            Some(spec) => Cow::Borrowed(spec.name),
-            None => Cow::Owned(String::from(method)),
-        };
-        self.inbound.insert(
-            id.clone(),
-            Inbound {
-                progress_token: progress_token.clone(),
-                last_progress: None,
-                batch,
-                stateless: true,
-            },
-        );
-        if let Some(b) = batch
-            && let Some(entry) = self.batches.get_mut(&b)
-        {
-            entry.remaining += 1;
-        }
-        self.events.push_back(Event::Request(InboundRequest {
+        self.admit(
             id,
-            method: name,
-            params: Some(params.to_owned()),
+            method,
+            Some(params.to_owned()),
             progress_token,
-            era: Some(era),
-        }));
+            batch,
+            Some(era),
+        );
     }
 
     /// The `server/discover` result: every version served, the capabilities, the instructions,
