@@ -79,15 +79,11 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 16 * 1024 * 1024;
 pub struct HttpClientOptions {
     pub(crate) headers: HeaderMap,
     pub(crate) bearer: Option<String>,
-    pub(crate) reinitialize: bool,
-    pub(crate) standalone_stream: bool,
-    pub(crate) standalone_wait: Duration,
+    /// The core policy's settings (re-initialisation, the standalone stream, reconnection,
+    /// message size); its URL is set when a transport opens.
+    pub(crate) policy: ClientConfig,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) response_timeout: Option<Duration>,
-    pub(crate) max_reconnects: u32,
-    pub(crate) reconnect_delay: Duration,
-    pub(crate) max_reconnect_delay: Duration,
-    pub(crate) max_message_size: usize,
     pub(crate) max_idle_connections: usize,
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<auth::OAuthOptions>,
@@ -100,15 +96,10 @@ impl Default for HttpClientOptions {
         HttpClientOptions {
             headers: HeaderMap::new(),
             bearer: None,
-            reinitialize: true,
-            standalone_stream: true,
-            standalone_wait: Duration::from_secs(5),
+            policy: ClientConfig::new(http::Uri::from_static("http://localhost/"))
+                .max_message_size(DEFAULT_MAX_MESSAGE_SIZE),
             connect_timeout: Some(Duration::from_secs(10)),
             response_timeout: None,
-            max_reconnects: 5,
-            reconnect_delay: Duration::from_millis(1000),
-            max_reconnect_delay: Duration::from_secs(30),
-            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             max_idle_connections: 16,
             #[cfg(feature = "oauth")]
             oauth: None,
@@ -145,13 +136,13 @@ impl HttpClientOptions {
     /// `notifications/initialized`, then the request (default) — or fails the pending
     /// requests and closes the client.
     pub fn reinitialize(mut self, enabled: bool) -> Self {
-        self.reinitialize = enabled;
+        self.policy = self.policy.reinitialize(enabled);
         self
     }
 
     /// Whether the standalone GET SSE stream is opened after the handshake (default on).
     pub fn standalone_stream(mut self, enabled: bool) -> Self {
-        self.standalone_stream = enabled;
+        self.policy = self.policy.standalone_stream(enabled);
         self
     }
 
@@ -159,7 +150,7 @@ impl HttpClientOptions {
     /// what the server sends on it about them is not lost (default 5 s; a server slow to answer
     /// the GET holds them no longer than this).
     pub fn standalone_wait(mut self, wait: Duration) -> Self {
-        self.standalone_wait = wait;
+        self.policy = self.policy.standalone_wait(wait);
         self
     }
 
@@ -180,21 +171,20 @@ impl HttpClientOptions {
     /// Reconnection attempts for one broken SSE stream before its request fails (default 5;
     /// the count restarts whenever a reconnection delivers events).
     pub fn max_reconnects(mut self, attempts: u32) -> Self {
-        self.max_reconnects = attempts;
+        self.policy = self.policy.max_reconnects(attempts);
         self
     }
 
     /// The first reconnection delay when the server sent no `retry` (default 1 s), and the
     /// largest delay the doubling backoff reaches (default 30 s).
     pub fn reconnect_delay(mut self, first: Duration, max: Duration) -> Self {
-        self.reconnect_delay = first;
-        self.max_reconnect_delay = max;
+        self.policy = self.policy.reconnect_delay(first, max);
         self
     }
 
     /// Largest accepted message: a JSON body or one SSE event (default 16 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
-        self.max_message_size = bytes;
+        self.policy = self.policy.max_message_size(bytes);
         self
     }
 
@@ -273,16 +263,7 @@ pub fn http_transport<R: Runtime, C: Connector>(
         HttpTransport::LegacySse => ClientMode::LegacySse,
         HttpTransport::Auto => ClientMode::Auto,
     };
-    let policy = ClientTransport::new(
-        ClientConfig::new(uri)
-            .mode(mode)
-            .reinitialize(options.reinitialize)
-            .standalone_stream(options.standalone_stream)
-            .standalone_wait(options.standalone_wait)
-            .max_reconnects(options.max_reconnects)
-            .reconnect_delay(options.reconnect_delay, options.max_reconnect_delay)
-            .max_message_size(options.max_message_size),
-    );
+    let policy = ClientTransport::new(options.policy.clone().with_url(uri).mode(mode));
     let (finished_tx, finished_rx) = futures_channel::oneshot::channel();
     let wire = wire::HttpWire::new(rt, connector, target, options, headers, policy, finished_tx);
     Ok((HttpStream(Box::new(wire)), TransportFinished(finished_rx)))

@@ -112,6 +112,12 @@ impl ClientConfig {
         }
     }
 
+    /// The same settings for another URL.
+    pub fn with_url(mut self, url: Uri) -> Self {
+        self.url = url;
+        self
+    }
+
     /// The transport to speak (default [`ClientMode::Streamable`]).
     pub fn mode(mut self, mode: ClientMode) -> Self {
         self.mode = mode;

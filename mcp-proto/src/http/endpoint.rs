@@ -225,6 +225,8 @@ struct Classified {
 /// 3. call [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
 pub struct Endpoint {
     config: EndpointConfig,
+    /// The capabilities the sessions declare, parsed once (the 2026-07-28 checks use them).
+    own_caps: crate::session::CapSet,
     sessions: BTreeMap<SessionId, Entry>,
     conns: BTreeMap<StreamId, Conn>,
     next_conn: u64,
@@ -250,6 +252,7 @@ impl Endpoint {
     pub fn new(mut config: EndpointConfig) -> Self {
         config.session.framing = crate::session::Framing::Raw;
         Endpoint {
+            own_caps: crate::session::CapSet::parse(&config.session.capabilities),
             config,
             sessions: BTreeMap::new(),
             conns: BTreeMap::new(),

@@ -18,8 +18,6 @@
 use alloc::borrow::Cow;
 use alloc::format;
 
-use crate::session::CapSet;
-
 use super::*;
 use crate::session::stateless::{check_request, unsupported_version};
 
@@ -103,8 +101,7 @@ impl Endpoint {
             let e = Error::invalid_params("missing `params` with the request's `_meta`");
             return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
         };
-        let caps = CapSet::parse(&self.config.session.capabilities);
-        match check_request(&self.config.session, &caps, &method, p) {
+        match check_request(&self.config.session, &self.own_caps, &method, p) {
             Ok((era, _)) if era.version != version => {
                 let e = Error::new(
                     ErrorKind::Other,
