@@ -25,8 +25,6 @@ use crate::session::stateless::{check_request, unsupported_version};
 const MCP_METHOD: header::HeaderName = header::HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
 const MCP_NAME: header::HeaderName = header::HeaderName::from_static("mcp-name");
-/// -32020 `HeaderMismatch`.
-const HEADER_MISMATCH: i64 = -32020;
 
 impl Endpoint {
     /// Whether this endpoint serves the stateless era.
@@ -86,6 +84,27 @@ impl Endpoint {
                 );
             }
         };
+        if let Err(message) = check_headers(parts, &method, params) {
+            let e = Error::new(ErrorKind::HeaderMismatch, message);
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        }
+        let Some(p) = params else {
+            let e = Error::invalid_params("missing `params` with the request's `_meta`");
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        };
+        // The header and the body disagree: -32020, before the body's version is judged.
+        if let Some(said) = body_version(p)
+            && said != version_text(&version)
+        {
+            let e = Error::new(
+                ErrorKind::HeaderMismatch,
+                format!(
+                    "Header mismatch: MCP-Protocol-Version is {}, the request's `_meta` says {said}",
+                    version_text(&version)
+                ),
+            );
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        }
         let version = match version {
             Ok(v) => v,
             Err(raw) => {
@@ -93,24 +112,15 @@ impl Endpoint {
                 return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
             }
         };
-        if let Err(message) = check_headers(parts, &method, params) {
-            let e = Error::new(ErrorKind::Other, message).with_code(HEADER_MISMATCH);
-            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
-        }
-        let Some(p) = params else {
-            let e = Error::invalid_params("missing `params` with the request's `_meta`");
-            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
-        };
         match check_request(&self.config.session, &self.own_caps, &method, p) {
             Ok((era, _)) if era.version != version => {
                 let e = Error::new(
-                    ErrorKind::Other,
+                    ErrorKind::HeaderMismatch,
                     format!(
                         "Header mismatch: MCP-Protocol-Version is {version}, the request's `_meta` says {}",
                         era.version
                     ),
-                )
-                .with_code(HEADER_MISMATCH);
+                );
                 return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
             }
             Ok(_) => {}
@@ -136,11 +146,90 @@ impl Endpoint {
         session.requests_refused = Some(NO_SERVER_REQUESTS);
         let mut entry = Entry::new(session, None, true, now);
         self.stats.sessions_created += 1;
-        let json = self.config.response_mode != ResponseMode::Sse;
-        let (l, conn) = self.open_post(&mut entry, sid, c, json);
+        // JSON, unless the request's progress or log messages go out before its answer (then
+        // SSE); with `ResponseMode::Json*`, always JSON (those messages are dropped).
+        let lazy = self.config.response_mode == ResponseMode::Sse;
+        let (l, conn) = self.open_post_as(&mut entry, sid, c, true, lazy);
         entry.session.handle_message(now, body);
         self.settle(now, sid, entry, Some(l));
-        self.post_reply(conn, json, None)
+        let mut reply = self.post_reply(conn, true, None);
+        match reply.body() {
+            // Answered at once: the status follows the answer now.
+            Body::Full(b) => *reply.status_mut() = reply_status(b),
+            // The head waits (see [`DeferredHead`]).
+            _ => {
+                reply.extensions_mut().insert(DeferredHead);
+            }
+        }
+        reply
+    }
+}
+
+/// Marks a reply to a POST of the 2026-07-28 transport whose head is not settled yet: it is
+/// one JSON body whose status depends on the answer (400 for the revision's -32020, -32021 and
+/// -32022, 404 for -32601), unless the request's progress or log messages go out before the
+/// answer, which makes it an SSE stream (200, `text/event-stream`). Whoever writes the reply
+/// holds its head until the body's first [`StreamPoll::Data`], then asks
+/// [`Endpoint::stream_is_sse`]: SSE as it comes, or the complete JSON body (that first chunk)
+/// with the status [`reply_status`] gives and `Content-Type: application/json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeferredHead;
+
+/// The HTTP status of a complete JSON reply of the 2026-07-28 transport: 400 for a JSON-RPC
+/// error -32020 (header mismatch), -32021 (missing required client capability) or -32022
+/// (unsupported protocol version), 404 for -32601 (method not found), 200 otherwise.
+///
+/// ```
+/// use mcp_proto::http::reply_status;
+/// let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"needs sampling"}}"#;
+/// assert_eq!(reply_status(body).as_u16(), 400);
+/// assert_eq!(reply_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).as_u16(), 200);
+/// ```
+pub fn reply_status(body: &[u8]) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    if memchr::memmem::find(body, b"\"error\"").is_none() {
+        return StatusCode::OK;
+    }
+    match serde_json::from_slice::<Reply>(body)
+        .ok()
+        .and_then(|r| r.error)
+    {
+        Some(Code {
+            code: -32022..=-32020,
+        }) => StatusCode::BAD_REQUEST,
+        Some(Code { code: -32601 }) => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The `io.modelcontextprotocol/protocolVersion` a request's `_meta` names, as written.
+fn body_version(params: &serde_json::value::RawValue) -> Option<Cow<'_, str>> {
+    #[derive(serde::Deserialize)]
+    struct P<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<M<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<Cow<'a, str>>,
+    }
+    let p: P<'_> = serde_json::from_str(params.get()).ok()?;
+    p.meta?.version
+}
+
+/// The header's version as written.
+fn version_text(v: &Result<ProtocolVersion, String>) -> &str {
+    match v {
+        Ok(v) => v.as_str(),
+        Err(raw) => raw,
     }
 }
 
