@@ -355,6 +355,8 @@ pub struct Client {
     server: PeerInfo,
     state: Arc<ClientState>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
+    /// Stateless era: how calls answer `input_required`.
+    rounds: Option<crate::mrtr::ClientRounds>,
     /// Resolves when the connection task has ended (its transport closed and flushed).
     ended: futures_util::future::Shared<oneshot::Receiver<()>>,
     _guard: Arc<Guard>,
@@ -382,18 +384,19 @@ impl Client {
             caches: Mutex::new(Caches::default()),
             fanout: Mutex::new(Fanout::default()),
         });
-        let service = ClientService {
+        let service = Arc::new(ClientService {
             state: state.clone(),
             sampling: options.sampling,
             elicitation: options.elicitation,
             roots: options.roots.clone(),
-        };
+        });
+        let default_timeout = config.request_timeout;
         let session = Session::client(config);
         let (peer, conn, ready) = connection(
             rt.clone(),
             session,
             transport,
-            Arc::new(service),
+            service.clone(),
             options.telemetry,
         );
         // Closes the connection when the last client drops, and as well when this future is
@@ -412,7 +415,18 @@ impl Client {
                 "the connection closed during the handshake",
             )
         })??;
+        // 2026-07-28: calls go through `input_required` rounds, answered by the same
+        // handlers as the handshake era's server requests.
+        let rounds = server.version.is_stateless().then(|| {
+            let clock_rt = rt.clone();
+            crate::mrtr::ClientRounds {
+                answerer: service,
+                clock: Arc::new(move || clock_rt.now()),
+                default_timeout,
+            }
+        });
         Ok(Client {
+            rounds,
             ended: futures_util::FutureExt::shared(ended_rx),
             _guard: guard,
             peer,
@@ -525,6 +539,7 @@ impl Client {
         };
         ToolCall {
             request: self.peer.request_with("tools/call", &params),
+            rounds: self.rounds.clone(),
         }
     }
 
@@ -602,9 +617,7 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.peer
-            .request_with("resources/read", &params)
-            .typed()
+        self.with_rounds(self.peer.request_with("resources/read", &params))
             .await
     }
 
@@ -681,7 +694,27 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.peer.request_with("prompts/get", &params).typed().await
+        self.with_rounds(self.peer.request_with("prompts/get", &params))
+            .await
+    }
+
+    /// A request that may answer `input_required` (2026-07-28): its rounds, then the result.
+    async fn with_rounds<T: serde::de::DeserializeOwned>(
+        &self,
+        request: Request,
+    ) -> Result<T, Error> {
+        match &self.rounds {
+            None => request.typed().await,
+            Some(rounds) => {
+                let raw = rounds.clone().run(request).await?;
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    Error::new(
+                        ErrorKind::ProtocolInvalid,
+                        format!("unexpected result shape: {e}"),
+                    )
+                })
+            }
+        }
     }
 
     /// `completion/complete`.
@@ -738,6 +771,7 @@ impl Client {
 #[must_use = "a tool call does nothing until awaited"]
 pub struct ToolCall {
     request: Request,
+    rounds: Option<crate::mrtr::ClientRounds>,
 }
 
 impl ToolCall {
@@ -762,13 +796,24 @@ impl ToolCall {
 
 /// The future of a tool call.
 pub struct ToolCallFuture {
-    inner: ResponseFuture,
+    inner: CallInner,
+}
+
+enum CallInner {
+    /// One request.
+    Once(ResponseFuture),
+    /// Through `input_required` rounds (2026-07-28).
+    Rounds(BoxFuture<Result<Box<RawValue>, Error>>),
 }
 
 impl Future for ToolCallFuture {
     type Output = Result<CallToolResult, Error>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match Pin::new(&mut self.inner).poll(cx) {
+        let polled = match &mut self.inner {
+            CallInner::Once(f) => Pin::new(f).poll(cx),
+            CallInner::Rounds(f) => f.as_mut().poll(cx),
+        };
+        match polled {
             Poll::Pending => Poll::Pending,
             Poll::Ready(r) => Poll::Ready(r.and_then(|raw| {
                 serde_json::from_str(raw.get()).map_err(|e| {
@@ -786,9 +831,11 @@ impl IntoFuture for ToolCall {
     type Output = Result<CallToolResult, Error>;
     type IntoFuture = ToolCallFuture;
     fn into_future(self) -> ToolCallFuture {
-        ToolCallFuture {
-            inner: self.request.into_future(),
-        }
+        let inner = match self.rounds {
+            Some(rounds) => CallInner::Rounds(Box::pin(rounds.run(self.request))),
+            None => CallInner::Once(self.request.into_future()),
+        };
+        ToolCallFuture { inner }
     }
 }
 

@@ -487,6 +487,163 @@ where
     .await
 }
 
+// ---------------------------------------------------------------------------------- client
+
+/// A clock of the client's runtime.
+pub(crate) type Clock = std::sync::Arc<dyn Fn() -> mcp_proto::Instant + Send + Sync>;
+
+/// How a client answers a server's input requests: the service that answers the same requests
+/// when they come as server-to-client requests (handshake era).
+pub(crate) type Answerer = std::sync::Arc<dyn crate::service::Service>;
+
+/// What a client call needs to go through `input_required` rounds.
+#[derive(Clone)]
+pub(crate) struct ClientRounds {
+    pub(crate) answerer: Answerer,
+    pub(crate) clock: Clock,
+    /// The session's default request timeout.
+    pub(crate) default_timeout: Option<mcp_proto::Duration>,
+}
+
+impl std::fmt::Debug for ClientRounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientRounds").finish_non_exhaustive()
+    }
+}
+
+/// The parts of an `input_required` result a client reads.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Required {
+    #[serde(default)]
+    input_requests: Option<BTreeMap<String, Asked>>,
+    #[serde(default)]
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Asked {
+    method: String,
+    #[serde(default)]
+    params: Option<Box<RawValue>>,
+}
+
+/// Whether a raw result is `input_required`.
+fn is_input_required(raw: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "resultType", borrow)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    memchr_input_required(raw.get())
+        && serde_json::from_str::<Peek<'_>>(raw.get())
+            .is_ok_and(|p| p.result_type.as_deref() == Some("input_required"))
+}
+
+fn memchr_input_required(json: &str) -> bool {
+    json.contains("\"input_required\"")
+}
+
+impl ClientRounds {
+    /// Sends `request` and, while the server answers `input_required`, answers its input
+    /// requests through the client's handlers (all of a round at once) and retries with a new
+    /// id, the answers and the `requestState`. The timeout (the request's, else the session's)
+    /// covers every round together; dropping the future cancels the round in flight.
+    pub(crate) async fn run(self, request: crate::peer::Request) -> Result<Box<RawValue>, Error> {
+        let mut parts = request.parts();
+        let mut params: serde_json::Map<String, Value> = match &parts.params {
+            Ok(Some(p)) => serde_json::from_str(p.get())
+                .map_err(|e| Error::invalid_params(format!("invalid params: {e}")))?,
+            Ok(None) => serde_json::Map::new(),
+            Err(e) => return Err(e.clone()),
+        };
+        // One progress callback for every round.
+        let shared = parts
+            .progress
+            .take()
+            .map(|f| std::sync::Arc::new(Mutex::new(f)));
+        let start = (self.clock)();
+        let budget = parts.opts.timeout.or(self.default_timeout);
+        for _ in 0..=MAX_ROUNDS {
+            let mut opts = parts.opts.clone();
+            if let Some(budget) = budget {
+                let spent = (self.clock)().saturating_duration_since(start);
+                let left = budget.as_micros().saturating_sub(spent.as_micros());
+                if left == 0 {
+                    return Err(Error::new(
+                        ErrorKind::Timeout,
+                        "the request timed out between rounds of input",
+                    ));
+                }
+                opts.timeout = Some(mcp_proto::Duration::from_micros(left));
+            }
+            let progress = shared.clone().map(|f| -> crate::peer::ProgressFn {
+                Box::new(move |p| (f.lock().unwrap_or_else(|e| e.into_inner()))(p))
+            });
+            let raw = parts
+                .request(crate::raw::to_raw(&params)?, opts, progress)
+                .await?;
+            if !is_input_required(&raw) {
+                return Ok(raw);
+            }
+            let required: Required = serde_json::from_str(raw.get()).map_err(|e| {
+                Error::new(
+                    ErrorKind::ProtocolInvalid,
+                    format!("invalid `input_required` result: {e}"),
+                )
+            })?;
+            let asks = required.input_requests.unwrap_or_default();
+            let answers = futures_util::future::try_join_all(
+                asks.into_iter()
+                    .map(|(key, asked)| self.answer(&parts.peer, key, asked)),
+            )
+            .await?;
+            let answers: serde_json::Map<String, Value> = answers.into_iter().collect();
+            params.insert("inputResponses".into(), Value::Object(answers));
+            match required.request_state {
+                Some(state) => params.insert("requestState".into(), Value::String(state)),
+                None => params.remove("requestState"),
+            };
+        }
+        Err(Error::new(
+            ErrorKind::LimitExceeded,
+            format!("the server asked for input more than {MAX_ROUNDS} times"),
+        ))
+    }
+
+    /// One input request, answered by the handler a server-to-client request would reach.
+    async fn answer(
+        &self,
+        peer: &crate::peer::Peer,
+        key: String,
+        asked: Asked,
+    ) -> Result<(String, Value), Error> {
+        if !matches!(
+            asked.method.as_str(),
+            "elicitation/create" | "sampling/createMessage" | "roots/list"
+        ) {
+            return Err(Error::new(
+                ErrorKind::ProtocolInvalid,
+                format!("the server asked for input with `{}`", asked.method),
+            ));
+        }
+        let cx = crate::service::RequestContext {
+            id: mcp_proto::RequestId::String(format!("input:{key}").into()),
+            progress_token: None,
+            peer: peer.clone(),
+            cancel: crate::cancel::CancellationToken::new(),
+            era: None,
+        };
+        let request = crate::service::IncomingRequest {
+            method: asked.method.into(),
+            params: asked.params,
+        };
+        let raw = self.answerer.handle_request(request, cx).await?;
+        let value = serde_json::from_str(raw.get()).map_err(|e| Error::internal(e.to_string()))?;
+        Ok((key, value))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

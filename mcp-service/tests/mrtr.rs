@@ -380,3 +380,91 @@ fn a_handshake_era_client_gets_real_requests_from_the_same_handler() {
         .expect("the call finished");
     assert!(text.starts_with("Ada likes red (round 0"), "{text}");
 }
+
+#[test]
+fn our_stateless_client_answers_the_rounds_through_its_handlers() {
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(64 * 1024);
+    let srv = server(keys("k1", 1));
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = asked.clone();
+    let out = sim.block_on(async move {
+        let options = ClientOptions::new("new", "1")
+            .versions(&ProtocolVersion::ALL)
+            .discovery(mcp_proto::session::Discovery::Discover)
+            .elicitation(move |p: ElicitRequestParams, _| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                async move {
+                    let ElicitRequestParams::Form(f) = p else {
+                        panic!("a form")
+                    };
+                    let (field, value) = if f.message.contains("name") {
+                        ("name", "Ada")
+                    } else {
+                        ("color", "blue")
+                    };
+                    Ok(serde_json::from_value(accept(field, value)).unwrap())
+                }
+            })
+            .sampling(|_, _| async { Ok(mcp_service::schema::CreateMessageResult::text("m", "4")) })
+            .roots(vec![mcp_service::schema::Root::new("file:///r")]);
+        let client = Client::connect(rt, client_end, options).await.unwrap();
+        assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+        let greet = client.call_tool("greet", json!({"k": 1})).await.unwrap();
+        let together = client.call_tool("together", json!({})).await.unwrap();
+        (
+            greet.content[0].as_text().unwrap().to_owned(),
+            together.content[0].as_text().unwrap().to_owned(),
+        )
+    });
+    let (greet, together) = out.expect("the calls finished");
+    // Two rounds, each answered by the elicitation handler, invisible to the caller.
+    assert!(greet.starts_with("Ada likes blue (round 2"), "{greet}");
+    assert_eq!(together, "Ada: 4, 1 roots");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 3);
+}
+
+#[test]
+fn the_timeout_covers_every_round() {
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(64 * 1024);
+    let srv = server(keys("k1", 1));
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let sleeper = rt.clone();
+    let err = sim.block_on(async move {
+        let options = ClientOptions::new("slow", "1")
+            .versions(&ProtocolVersion::ALL)
+            .discovery(mcp_proto::session::Discovery::Discover)
+            .elicitation(move |_p: ElicitRequestParams, _| {
+                // Each answer takes 3 s: the second round starts after the 5 s budget's end
+                // is near, and the third never starts.
+                let deadline = sleeper.now() + mcp_proto::Duration::from_secs(3);
+                let sleep = sleeper.sleep_until(deadline);
+                async move {
+                    sleep.await;
+                    Ok(serde_json::from_value(accept("name", "x")).unwrap())
+                }
+            });
+        let client = Client::connect(rt, client_end, options).await.unwrap();
+        client
+            .call_tool("greet", json!({}))
+            .timeout(mcp_proto::Duration::from_secs(5))
+            .await
+            .unwrap_err()
+    });
+    let err = err.expect("the call ended");
+    assert_eq!(err.kind(), mcp_proto::ErrorKind::Timeout, "{err}");
+}

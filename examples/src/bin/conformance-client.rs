@@ -144,7 +144,8 @@ async fn run() -> Result<(), String> {
         _ => {
             let oauth = oauth_client(&context)?;
             let http = http().oauth(oauth, entropy);
-            let session = Session::connect(&url, options("conformance-client"), http).await?;
+            let opts = answering(options("conformance-client"));
+            let session = Session::connect(&url, opts, http).await?;
             generic_walk(&session.client).await?;
             session.close().await;
         }
@@ -197,8 +198,28 @@ fn step(what: &'static str) -> impl Fn(Error) -> String {
     move |e| format!("{what}: {e}")
 }
 
+/// Both eras: `server/discover` first, the handshake when the server is of the handshake era.
 fn options(name: &str) -> ClientOptions {
     ClientOptions::new(name, env!("CARGO_PKG_VERSION"))
+        .versions(&mcp_proto::ProtocolVersion::ALL)
+        .discovery(mcp_proto::session::Discovery::Auto)
+}
+
+/// `options` that answer the server's input (elicitation with the form's defaults, a fixed
+/// sampling answer, one root): as server requests in the handshake era, as `input_required`
+/// rounds in the stateless era.
+fn answering(options: ClientOptions) -> ClientOptions {
+    options
+        .elicitation(
+            |params, _cx| async move { Ok(accept_with_defaults(&params, BTreeMap::new())) },
+        )
+        .sampling(|_params, _cx| async move {
+            Ok(mcp_service::schema::CreateMessageResult::text(
+                "conformance-model",
+                "a sampled answer",
+            ))
+        })
+        .roots(vec![mcp_service::schema::Root::new("file:///conformance")])
 }
 
 fn http() -> HttpClientOptions {
@@ -311,6 +332,8 @@ async fn generic_walk(client: &Client) -> Result<(), String> {
             .await
             .map_err(|e| format!("prompts/list: {e}"))?;
     }
-    client.ping().await.map_err(|e| format!("ping: {e}"))?;
+    if !client.protocol_version().is_stateless() {
+        client.ping().await.map_err(|e| format!("ping: {e}"))?;
+    }
     Ok(())
 }

@@ -171,7 +171,7 @@ impl Session {
                 }
             },
         };
-        if fallback {
+        if fallback && !self.modern_refusal(&why) {
             // Not a server of the stateless era: the handshake.
             self.state = State::AwaitingInit;
             if let Err(e) = self.initialize(now) {
@@ -180,6 +180,36 @@ impl Session {
             return;
         }
         self.fail_connection(why);
+    }
+
+    /// Whether `server/discover` failed with an error only a server of the stateless era sends
+    /// (-32020, -32021, or -32022 offering no handshake version this client speaks): the
+    /// server is of that era, so the handshake would only hide the real error.
+    fn modern_refusal(&self, e: &Error) -> bool {
+        #[derive(Deserialize)]
+        struct Data<'a> {
+            #[serde(borrow, default)]
+            supported: Vec<Cow<'a, str>>,
+        }
+        match e.code() {
+            -32020 | -32021 => true,
+            -32022 => {
+                let supported: Vec<ProtocolVersion> = e
+                    .data()
+                    .and_then(|d| serde_json::from_str::<Data<'_>>(d.get()).ok())
+                    .map(|d| {
+                        d.supported
+                            .iter()
+                            .filter_map(|v| ProtocolVersion::parse(v))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                !supported
+                    .iter()
+                    .any(|v| !v.is_stateless() && self.config.versions.contains(v))
+            }
+            _ => false,
+        }
     }
 
     /// The stateless-era version this client speaks, or is asking `server/discover` about;
