@@ -95,6 +95,16 @@ impl Session {
                 "no stateless protocol version configured",
             ));
         };
+        Ok(self.send_discover(now, version, fallback))
+    }
+
+    /// Queues `server/discover` at `version`.
+    fn send_discover(
+        &mut self,
+        now: Instant,
+        version: ProtocolVersion,
+        fallback: bool,
+    ) -> RequestId {
         let entries = era_entries(version, &self.config.capabilities, &self.config.info);
         let mut p = Vec::with_capacity(12 + entries.len());
         p.extend_from_slice(b"{\"_meta\":{");
@@ -103,7 +113,7 @@ impl Session {
         let id = self.queue_start_request(now, "server/discover", raw_from_vec(p), true);
         self.discovery = Some((version, fallback, entries));
         self.state = State::Initializing;
-        Ok(id)
+        id
     }
 
     /// The outcome of `server/discover` (a timeout is an error here).
@@ -171,6 +181,14 @@ impl Session {
                 }
             },
         };
+        // -32022 naming a stateless version this client speaks: asked again at it, once.
+        if !self.discover_retried
+            && let Some(v) = self.offered_stateless(&why)
+        {
+            self.discover_retried = true;
+            self.send_discover(now, v, fallback);
+            return;
+        }
         if fallback && !self.modern_refusal(&why) {
             // Not a server of the stateless era: the handshake.
             self.state = State::AwaitingInit;
@@ -182,32 +200,26 @@ impl Session {
         self.fail_connection(why);
     }
 
+    /// The newest stateless version both this client and a -32022's `data.supported` name.
+    fn offered_stateless(&self, e: &Error) -> Option<ProtocolVersion> {
+        if e.code() != -32022 {
+            return None;
+        }
+        supported_versions(e)
+            .into_iter()
+            .filter(|v| v.is_stateless() && self.config.versions.contains(v))
+            .max()
+    }
+
     /// Whether `server/discover` failed with an error only a server of the stateless era sends
     /// (-32020, -32021, or -32022 offering no handshake version this client speaks): the
     /// server is of that era, so the handshake would only hide the real error.
     fn modern_refusal(&self, e: &Error) -> bool {
-        #[derive(Deserialize)]
-        struct Data<'a> {
-            #[serde(borrow, default)]
-            supported: Vec<Cow<'a, str>>,
-        }
         match e.code() {
             -32020 | -32021 => true,
-            -32022 => {
-                let supported: Vec<ProtocolVersion> = e
-                    .data()
-                    .and_then(|d| serde_json::from_str::<Data<'_>>(d.get()).ok())
-                    .map(|d| {
-                        d.supported
-                            .iter()
-                            .filter_map(|v| ProtocolVersion::parse(v))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                !supported
-                    .iter()
-                    .any(|v| !v.is_stateless() && self.config.versions.contains(v))
-            }
+            -32022 => !supported_versions(e)
+                .iter()
+                .any(|v| !v.is_stateless() && self.config.versions.contains(v)),
             _ => false,
         }
     }
@@ -233,6 +245,24 @@ impl Session {
             Some(entries) => super::outbound::with_meta_entries(params, entries).map(Some),
         }
     }
+}
+
+/// The versions a -32022's `data.supported` names (those this crate knows).
+fn supported_versions(e: &Error) -> Vec<ProtocolVersion> {
+    #[derive(Deserialize)]
+    struct Data<'a> {
+        #[serde(borrow, default)]
+        supported: Vec<Cow<'a, str>>,
+    }
+    e.data()
+        .and_then(|d| serde_json::from_str::<Data<'_>>(d.get()).ok())
+        .map(|d| {
+            d.supported
+                .iter()
+                .filter_map(|v| ProtocolVersion::parse(v))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -86,6 +86,8 @@ pub struct Session {
     /// `server/discover` is out: the stateless version asked for, whether the handshake
     /// follows a refusal, and the era's `_meta` entries.
     discovery: Option<(ProtocolVersion, bool, Vec<u8>)>,
+    /// `server/discover` was asked again at a version the server named (once).
+    discover_retried: bool,
     /// A client in the stateless era: the `_meta` entries every request carries.
     era_meta: Option<Box<[u8]>>,
 }
@@ -134,6 +136,7 @@ impl Session {
             requests_refused: None,
             reinitializing: false,
             discovery: None,
+            discover_retried: false,
             era_meta: None,
         }
     }
