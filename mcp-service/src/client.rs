@@ -494,13 +494,21 @@ impl Client {
         self.peer.request_with(method, &params).typed().await
     }
 
-    /// `tools/list`, every page.
+    /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are left out.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
         loop {
             let page: ListToolsResult = self.page("tools/list", cursor).await?;
-            all.extend(page.tools);
+            // A tool whose `x-mcp-header` annotations are invalid is left out (SEP-2243):
+            // its calls could not be sent right.
+            all.extend(page.tools.into_iter().filter(|t| match t.param_headers() {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::warn!(target: "mcp", tool = %t.name, %why, "tool left out");
+                    false
+                }
+            }));
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(all),

@@ -25,6 +25,9 @@ use crate::schema::meta::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VER
 use crate::time::Instant;
 use crate::version::ProtocolVersion;
 
+/// How many tools' `x-mcp-header` annotations a client session keeps.
+pub const MAX_ANNOTATED_TOOLS: usize = 4096;
+
 /// How a client session starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -231,6 +234,49 @@ impl Session {
             (Some((version, ..)), _) => Some(*version),
             (None, Some(_)) => self.version,
             (None, None) => None,
+        }
+    }
+
+    /// The `x-mcp-header` annotations of tool `name`, as the last `tools/list` of the
+    /// stateless era described it (`None` when it has none, or was not listed): the HTTP
+    /// transport mirrors those arguments into `Mcp-Param-*` headers.
+    pub fn param_headers(&self, name: &str) -> Option<&[crate::schema::tools::ParamHeader]> {
+        self.param_headers.get(name).map(|h| &**h)
+    }
+
+    /// Learns the annotations of the tools in a `tools/list` result (tools with invalid ones
+    /// are left out: a client does not call them).
+    pub(super) fn learn_param_headers(&mut self, result: &RawValue) {
+        #[derive(Deserialize)]
+        struct Listed {
+            #[serde(default)]
+            tools: Vec<ListedTool>,
+        }
+        #[derive(Deserialize)]
+        struct ListedTool {
+            name: alloc::string::String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: crate::schema::JsonObject,
+        }
+        if !result.get().contains("x-mcp-header") {
+            return;
+        }
+        let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else {
+            return;
+        };
+        for tool in listed.tools {
+            match crate::schema::tools::param_headers(&tool.input_schema) {
+                Ok(h) if !h.is_empty() => {
+                    if self.param_headers.len() < MAX_ANNOTATED_TOOLS
+                        || self.param_headers.contains_key(&tool.name)
+                    {
+                        self.param_headers.insert(tool.name, h.into_boxed_slice());
+                    }
+                }
+                _ => {
+                    self.param_headers.remove(&tool.name);
+                }
+            }
         }
     }
 

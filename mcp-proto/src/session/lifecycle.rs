@@ -189,6 +189,7 @@ impl Session {
                 reset_on_progress: false,
                 progress: false,
                 last_progress: None,
+                lists_tools: false,
             },
         );
         self.out.push_back(Outgoing::Request {

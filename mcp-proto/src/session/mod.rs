@@ -48,7 +48,7 @@ mod outbound;
 pub(crate) mod stateless;
 
 pub use config::{Config, Framing, RequestOptions};
-pub use discover::Discovery;
+pub use discover::{Discovery, MAX_ANNOTATED_TOOLS};
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
@@ -90,6 +90,9 @@ pub struct Session {
     discover_retried: bool,
     /// A client in the stateless era: the `_meta` entries every request carries.
     era_meta: Option<Box<[u8]>>,
+    /// A client in the stateless era: the `x-mcp-header` annotations of the tools listed so
+    /// far, by tool (bounded by [`MAX_ANNOTATED_TOOLS`]).
+    param_headers: alloc::collections::BTreeMap<String, Box<[crate::schema::tools::ParamHeader]>>,
 }
 
 impl core::fmt::Debug for Session {
@@ -137,6 +140,7 @@ impl Session {
             reinitializing: false,
             discovery: None,
             discover_retried: false,
+            param_headers: alloc::collections::BTreeMap::new(),
             era_meta: None,
         }
     }

@@ -32,6 +32,8 @@ pub(super) struct Pending {
     pub(super) reset_on_progress: bool,
     pub(super) progress: bool,
     pub(super) last_progress: Option<f64>,
+    /// A stateless-era `tools/list`: its tools' `x-mcp-header` annotations are learned.
+    pub(super) lists_tools: bool,
 }
 
 impl Session {
@@ -89,6 +91,7 @@ impl Session {
                 reset_on_progress: opts.reset_timeout_on_progress,
                 progress: opts.progress,
                 last_progress: None,
+                lists_tools: self.era_meta.is_some() && name == "tools/list",
             },
         );
         self.out.push_back(Outgoing::Request {
@@ -331,10 +334,17 @@ impl Session {
         match self.pending.remove(&n) {
             Some(p) if p.is_discover => self.on_discover_result(now, result),
             Some(p) if p.is_initialize => self.on_initialize_result(result),
-            Some(_) => self.events.push_back(Event::Response {
-                id,
-                result: result.map(ToOwned::to_owned),
-            }),
+            Some(p) => {
+                if p.lists_tools
+                    && let Ok(raw) = result
+                {
+                    self.learn_param_headers(raw);
+                }
+                self.events.push_back(Event::Response {
+                    id,
+                    result: result.map(ToOwned::to_owned),
+                })
+            }
             // One of ours that already has its outcome (timed out, cancelled): dropped quietly.
             None if n >= 1 && n < self.next_id => {}
             None => self.events.push_back(Event::UnknownResponse { id }),
