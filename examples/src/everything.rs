@@ -917,6 +917,27 @@ fn input_required_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 Ok(CallToolResult::text("logged at info, warning and error"))
             },
         )
+        .tool(
+            tool(
+                "test_custom_headers",
+                "Arguments mirrored into Mcp-Param-* headers over Streamable HTTP (SEP-2243)",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"},
+                        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                        "query": {"type": "string"}
+                    },
+                    "required": ["region"]
+                }),
+            ),
+            |args: Value, _cx: ToolContext| async move {
+                Ok(CallToolResult::text(format!(
+                    "region={} priority={} query={}",
+                    args["region"], args["priority"], args["query"]
+                )))
+            },
+        )
         .prompt(
             prompt(
                 "test_input_required_result_prompt",

@@ -489,6 +489,20 @@ type AuthorizerFn = dyn Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync;
 struct ToolEntry {
     tool: Tool,
     handler: Arc<ToolFn>,
+    /// Its `x-mcp-header` annotations, when it has any (checked at registration).
+    param_headers: Option<Arc<[mcp_proto::schema::tools::ParamHeader]>>,
+}
+
+/// A tool's annotations, or why they are invalid (a registration error).
+fn annotations(tool: &Tool) -> Result<Option<Arc<[mcp_proto::schema::tools::ParamHeader]>>, Error> {
+    match tool.param_headers() {
+        Ok(h) if h.is_empty() => Ok(None),
+        Ok(h) => Ok(Some(h.into())),
+        Err(why) => Err(Error::invalid_params(format!(
+            "tool `{}` has an invalid `x-mcp-header`: {why}",
+            tool.name
+        ))),
+    }
 }
 
 struct ResourceEntry {
@@ -757,9 +771,17 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
+        let param_headers = match annotations(&tool) {
+            Ok(h) => h,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                return self;
+            }
+        };
         if let Err(taken) = insert_unique(&mut self.registry.tools, name, || ToolEntry {
             tool,
             handler: boxed_tool(handler),
+            param_headers,
         }) {
             self.duplicate("tool", &taken);
         }
@@ -1008,8 +1030,17 @@ impl Server {
     pub fn http_service<R: Runtime>(
         &self,
         rt: R,
-        config: mcp_proto::http::EndpointConfig,
+        mut config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
+        if config.tool_headers.is_none() {
+            // The registry's annotations, read at each 2026-07-28 `tools/call`.
+            let inner = Arc::downgrade(&self.inner);
+            config.tool_headers = Some(Arc::new(move |tool: &str| {
+                let inner = inner.upgrade()?;
+                let reg = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+                reg.tools.get(tool).and_then(|t| t.param_headers.clone())
+            }));
+        }
         let server = self.clone();
         crate::http_engine::HttpEngine::new(
             rt,
@@ -1125,6 +1156,7 @@ impl Server {
         R: IntoToolResult + 'static,
     {
         let key = tool.name.clone();
+        let param_headers = annotations(&tool)?;
         self.register(
             TOOLS_CHANGED,
             "tool",
@@ -1133,6 +1165,7 @@ impl Server {
             || ToolEntry {
                 tool,
                 handler: boxed_tool(handler),
+                param_headers,
             },
         )
     }

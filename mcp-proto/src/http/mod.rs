@@ -86,7 +86,7 @@ mod session_id;
 
 pub use config::{
     AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, EndpointConfig, EventStoreFactory,
-    LegacySse, ResponseMode,
+    LegacySse, ResponseMode, ToolHeaders,
 };
 pub use endpoint::{DeferredHead, Endpoint, SessionEvent, Stats, reply_status};
 pub use event_store::{EventStore, MemoryEventStore};

@@ -84,7 +84,9 @@ impl Endpoint {
                 );
             }
         };
-        if let Err(message) = check_headers(parts, &method, params) {
+        if let Err(message) = check_headers(parts, &method, params)
+            .and_then(|()| self.check_param_headers(parts, &method, params))
+        {
             let e = Error::new(ErrorKind::HeaderMismatch, message);
             return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
         }
@@ -233,6 +235,78 @@ fn version_text(v: &Result<ProtocolVersion, String>) -> &str {
     }
 }
 
+impl Endpoint {
+    /// A `tools/call` of an annotated tool: each annotated argument present (not `null`) in
+    /// the body is in its `Mcp-Param-*` header with the same value, and no such header is sent
+    /// for an argument the body does not have (SEP-2243).
+    fn check_param_headers(
+        &self,
+        parts: &Parts,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Result<(), String> {
+        if method != "tools/call" {
+            return Ok(());
+        }
+        let Some(lookup) = &self.config.tool_headers else {
+            return Ok(());
+        };
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+            arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        }
+        let Some(call) = params.and_then(|p| serde_json::from_str::<Call<'_>>(p.get()).ok()) else {
+            return Ok(());
+        };
+        let Some(annotated) = lookup(&call.name) else {
+            return Ok(());
+        };
+        let args = call.arguments.unwrap_or_default();
+        for a in annotated.iter() {
+            let header = format!("mcp-param-{}", a.header);
+            let sent = match parts.headers.get(header.as_str()) {
+                None => None,
+                Some(v) => Some(header_value(v).ok_or_else(|| {
+                    format!(
+                        "Header mismatch: Mcp-Param-{} is not a valid value",
+                        a.header
+                    )
+                })?),
+            };
+            let expected = match args.get(&a.property) {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(other) => Some(other.to_string()),
+            };
+            let same = match (&sent, &expected) {
+                (None, None) => true,
+                (Some(h), Some(b)) => h == b || numbers_equal(h, b),
+                _ => false,
+            };
+            if !same {
+                return Err(format!(
+                    "Header mismatch: Mcp-Param-{} is {:?}, the argument `{}` is {:?}",
+                    a.header,
+                    sent.as_deref().unwrap_or("(absent)"),
+                    a.property,
+                    expected.as_deref().unwrap_or("(absent)")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Two decimal integers that are the same number (`042` and `42`).
+fn numbers_equal(a: &str, b: &str) -> bool {
+    match (a.parse::<i128>(), b.parse::<i128>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// Why a session of the stateless era sends no request.
 const NO_SERVER_REQUESTS: &str =
     "a server sends no requests in 2026-07-28 (ask for input with an `input_required` result)";
@@ -304,8 +378,13 @@ fn header_value(v: &HeaderValue) -> Option<String> {
     }
 }
 
-/// Standard base64 (with or without padding).
+/// Standard base64 with its padding (a length that is a multiple of 4, at most two `=` at the
+/// end): anything else is refused, as SEP-2243 requires of header values.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let pad = s.len() - s.trim_end_matches('=').len();
+    if s.len() % 4 != 0 || pad > 2 {
+        return None;
+    }
     let value = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
@@ -341,7 +420,9 @@ mod tests {
     #[test]
     fn base64_values() {
         assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert!(base64_decode("aGVsbG8").is_none(), "padding is required");
+        assert!(base64_decode("SGVs!!!bG8=").is_none());
+        assert!(base64_decode("aGVsbG8===").is_none());
         assert_eq!(base64_decode("w6l0w6k=").unwrap(), "été".as_bytes());
         assert_eq!(base64_decode("").unwrap(), b"");
         assert!(base64_decode("a").is_none());
