@@ -382,7 +382,7 @@ fn header_value(v: &HeaderValue) -> Option<String> {
 /// end): anything else is refused, as SEP-2243 requires of header values.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let pad = s.len() - s.trim_end_matches('=').len();
-    if s.len() % 4 != 0 || pad > 2 {
+    if !s.len().is_multiple_of(4) || pad > 2 {
         return None;
     }
     let value = |c: u8| -> Option<u32> {
