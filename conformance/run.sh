@@ -6,9 +6,17 @@
 # the last line is "conformance: N passed, M failed" (client-suite warnings count as failures,
 # as the suite's own exit code does) and the exit code is non-zero on any failure.
 #
+# Then the suite's 2026-07-28 line (0.2.0-alpha.12, pinned in next/), which scores a
+# revision's requirements: the server (`everything --eras both`) at `--requirements 2025-11-25`
+# and `--requirements 2026-07-28`, and again in the stateless configuration (`--stateless`) at
+# `--requirements 2026-07-28`; the client at both. Each run passes when every scenario the
+# revision scores passes (the suite's exit code); scenarios it does not score (extensions,
+# pending ones) are reported but do not count.
+#
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
 # (default "tokio async-std": the runtimes of our server to test; "smol" works too),
-# CONFORMANCE_CLIENT_SUITE (default "core"; "none" skips the client suite).
+# CONFORMANCE_CLIENT_SUITE (default "core"; "none" skips the client suite), CONFORMANCE_NEXT
+# (default 1; 0 skips the 0.2.0-alpha.12 runs).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -89,5 +97,64 @@ if [ "$CLIENT_SUITE" != "none" ]; then
     fi
 fi
 
-echo "conformance: $passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+# ------------------------------------------------------------------ 0.2.0-alpha.12
+next_failed=0
+if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
+    NEXT="$HERE/next"
+    stamp="$(sha256sum "$NEXT/package.json" "$NEXT/package-lock.json" | sha256sum | cut -d' ' -f1)"
+    if [ "$(cat "$NEXT/node_modules/.conformance-stamp" 2>/dev/null)" != "$stamp" ]; then
+        echo "== npm ci (conformance suite 0.2.0-alpha.12)"
+        (cd "$NEXT" && npm ci --no-audit --no-fund --loglevel=error)
+        echo "$stamp" > "$NEXT/node_modules/.conformance-stamp"
+    fi
+    SUITE="$NEXT/node_modules/.bin/conformance"
+    # One run of the suite; its exit code says whether every scored scenario passed.
+    next_run() {
+        local label="$1"
+        shift
+        local out
+        out="$(mktemp)"
+        echo "== conformance 0.2.0-alpha.12 $label"
+        set +e
+        timeout 900 "$SUITE" "$@" > "$out" 2>&1
+        local rc=$?
+        set -e
+        grep -E '^(✓|✗) |^Total: |^Not scored|^  (✓|✗) ' "$out" || true
+        if [ "$rc" -ne 0 ]; then
+            echo "conformance 0.2.0-alpha.12 $label: FAILED (exit $rc); the suite's report:" >&2
+            grep -E 'FAILURE|WARNING' "$out" | head -40 >&2 || true
+            next_failed=$((next_failed + 1))
+        fi
+    }
+    for rt in $RUNTIMES; do
+        for mode in default stateless; do
+            port="$(free_port)"
+            flags=()
+            [ "$mode" = stateless ] && flags=(--stateless)
+            "$TARGET_DIR/debug/everything" --runtime "$rt" --transport http --port "$port" \
+                --eras both "${flags[@]}" &
+            server=$!
+            trap 'kill $server 2>/dev/null || true' EXIT
+            for _ in $(seq 1 100); do
+                if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
+                sleep 0.1
+            done
+            url="http://127.0.0.1:$port/mcp"
+            if [ "$mode" = default ]; then
+                next_run "server $rt 2025-11-25" server --url "$url" --requirements 2025-11-25
+            fi
+            next_run "server $rt $mode 2026-07-28" server --url "$url" --requirements 2026-07-28
+            kill "$server" 2>/dev/null || true
+            wait "$server" 2>/dev/null || true
+        done
+    done
+    if [ "$CLIENT_SUITE" != "none" ]; then
+        for req in 2025-11-25 2026-07-28; do
+            next_run "client $req" client --requirements "$req" \
+                --command "$TARGET_DIR/debug/conformance-client"
+        done
+    fi
+fi
+
+echo "conformance: $passed passed, $failed failed (0.1.16); 0.2.0-alpha.12: $next_failed runs failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ] && [ "$next_failed" -eq 0 ]
