@@ -320,6 +320,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     let watched = Arc::new(Watched::default());
     let defaults = Server::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .title("MCP everything server")
+        .tasks(mcp_service::tasks::TaskOptions::default())
         .instructions(
             "Conformance fixtures for MCP servers: every test_* tool, resource and prompt the \
              MCP conformance suite calls, plus echo, slow (cancellable, with progress), stream \
@@ -330,6 +331,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     builder = behaviour_tools(builder);
     builder = client_request_tools(builder);
     builder = input_required_fixtures(builder);
+    builder = task_fixtures(builder);
     builder = extra_tools(builder, &watched);
     builder = resources(builder, &watched);
     builder = prompts(builder);
@@ -639,6 +641,178 @@ fn client_request_tools(builder: ServerBuilder) -> ServerBuilder {
                     }
                 }))?;
                 elicit(&cx, request, "Elicitation completed").await
+            },
+        )
+}
+
+/// A tool that may (`Optional`) or must (`Required`) run as a task.
+fn task_tool(
+    name: &str,
+    description: &str,
+    schema: Value,
+    support: mcp_service::schema::TaskSupport,
+) -> Tool {
+    let mut t = tool(name, description, schema);
+    t.execution = Some(mcp_service::schema::ToolExecution {
+        task_support: Some(support),
+    });
+    t
+}
+
+#[derive(Deserialize)]
+struct ComputeArgs {
+    #[serde(default)]
+    seconds: f64,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GreetArgs {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct FileArgs {
+    #[serde(default)]
+    filename: Option<String>,
+}
+
+/// The fixtures of the tasks extension's scenarios (SEP-2663): `greet` (never a task),
+/// `slow_compute`, `failing_job` (task required), `protocol_error_job`, `confirm_delete`,
+/// `multi_input` and `test_tool_with_task` (an `input_required` round, then a task).
+fn task_fixtures(builder: ServerBuilder) -> ServerBuilder {
+    use mcp_service::schema::TaskSupport::{Optional, Required};
+    builder
+        .tool(
+            tool(
+                "greet",
+                "Says hello (never runs as a task)",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            ),
+            |args: GreetArgs, _cx: ToolContext| async move {
+                Ok(CallToolResult::text(format!(
+                    "Hello, {}!",
+                    args.name.as_deref().unwrap_or("World")
+                )))
+            },
+        )
+        .tool(
+            task_tool(
+                "slow_compute",
+                "Sleeps `seconds` seconds, then answers; a task for clients of the tasks extension",
+                json!({"type": "object", "properties": {
+                    "seconds": {"type": "number"}, "label": {"type": "string"}
+                }}),
+                Optional,
+            ),
+            |args: ComputeArgs, _cx: ToolContext| async move {
+                let ms = (args.seconds.max(0.0) * 1000.0) as u64;
+                if ms > 0 {
+                    sleep(ms).await;
+                }
+                Ok(CallToolResult::text(format!(
+                    "computed {} after {}s",
+                    args.label.as_deref().unwrap_or("result"),
+                    args.seconds
+                )))
+            },
+        )
+        .tool(
+            task_tool(
+                "failing_job",
+                "Fails as a tool after about a second (task required)",
+                json!({"type": "object"}),
+                Required,
+            ),
+            |_: Value, _cx: ToolContext| async move {
+                sleep(1000).await;
+                Ok(CallToolResult::error("the job failed"))
+            },
+        )
+        .tool(
+            task_tool(
+                "protocol_error_job",
+                "Crashes: its task fails with a JSON-RPC error",
+                json!({"type": "object"}),
+                Optional,
+            ),
+            |_: Value, cx: ToolContext| async move {
+                cx.as_task().await;
+                sleep(100).await;
+                if cx.task_id().is_some() {
+                    panic!("protocol_error_job crashed on purpose");
+                }
+                // Not a task (a client without the extension): the crash is an error.
+                Err::<CallToolResult, _>(Error::new(
+                    ErrorKind::InvalidParams,
+                    "protocol_error_job crashed on purpose",
+                ))
+            },
+        )
+        .tool(
+            task_tool(
+                "confirm_delete",
+                "Asks the user to confirm deleting `filename` (the question waits in the task)",
+                json!({"type": "object", "properties": {"filename": {"type": "string"}}}),
+                Optional,
+            ),
+            |args: FileArgs, cx: ToolContext| async move {
+                cx.as_task().await;
+                let file = args.filename.unwrap_or_else(|| "the file".into());
+                let r = cx
+                    .elicit(ask_one(&format!("Delete {file}?"), "confirm", "boolean")?)
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "{file}: confirm={}",
+                    answer(&r, "confirm")
+                )))
+            },
+        )
+        .tool(
+            task_tool(
+                "multi_input",
+                "Asks two questions at once (both wait in the task)",
+                json!({"type": "object"}),
+                Optional,
+            ),
+            |_: Value, cx: ToolContext| async move {
+                use futures_lite::future::zip;
+                cx.as_task().await;
+                let (a, b) = zip(
+                    cx.elicit(ask_one("First name?", "first", "string")?),
+                    cx.elicit(ask_one("Last name?", "last", "string")?),
+                )
+                .await;
+                let (a, b) = (a?, b?);
+                Ok(CallToolResult::text(format!(
+                    "{} {}",
+                    answer(&a, "first"),
+                    answer(&b, "last")
+                )))
+            },
+        )
+        .tool(
+            task_tool(
+                "test_tool_with_task",
+                "Asks the user's name in an input_required round, then works on as a task",
+                json!({"type": "object"}),
+                Required,
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let r = cx
+                    .elicit_as(
+                        "user_name",
+                        ask_one("What is your name?", "name", "string")?,
+                    )
+                    .await?;
+                cx.as_task().await;
+                sleep(200).await;
+                Ok(CallToolResult::text(format!(
+                    "Task finished for {}",
+                    answer(&r, "name")
+                )))
             },
         )
 }

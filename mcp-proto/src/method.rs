@@ -142,10 +142,14 @@ pub const METHODS: &[MethodSpec] = &[
     req("sampling/createMessage", S2C, V1, V4, Gate::Sampling),
     req("roots/list", S2C, V1, V4, Gate::Roots),
     req("elicitation/create", S2C, V3, V4, Gate::Elicitation),
-    req("tasks/get", Both, V4, V4, Gate::Tasks),
+    // 2025-11-25's tasks, and from 2026-07-28 the tasks extension (SEP-2663), which keeps
+    // `tasks/get` and `tasks/cancel`, adds `tasks/update` and drops `tasks/result` and
+    // `tasks/list` (its gate is the extension: `Gate::Tasks` reads it in that era).
+    req("tasks/get", Both, V4, V5, Gate::Tasks),
     req("tasks/result", Both, V4, V4, Gate::Tasks),
     req("tasks/list", Both, V4, V4, Gate::Tasks),
-    req("tasks/cancel", Both, V4, V4, Gate::Tasks),
+    req("tasks/cancel", Both, V4, V5, Gate::Tasks),
+    req("tasks/update", C2S, V5, V5, Gate::Tasks),
     req("server/discover", C2S, V5, V5, Gate::None),
     req("subscriptions/listen", C2S, V5, V5, Gate::None),
     note("notifications/initialized", C2S, V1, V4),
@@ -160,6 +164,7 @@ pub const METHODS: &[MethodSpec] = &[
     note("notifications/elicitation/complete", S2C, V4, V4),
     note("notifications/tasks/status", Both, V4, V4),
     note("notifications/subscriptions/acknowledged", S2C, V5, V5),
+    note("notifications/tasks", S2C, V5, V5),
 ];
 
 /// Looks a method up by name.

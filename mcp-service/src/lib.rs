@@ -67,6 +67,7 @@ pub mod mrtr;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod server;
+pub mod tasks;
 
 pub use client::{Client, ClientOptions};
 #[cfg(feature = "http-client")]

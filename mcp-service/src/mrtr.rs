@@ -284,6 +284,11 @@ pub(crate) struct Rounds {
     /// Keys of the capabilities the client declared.
     capabilities: Vec<String>,
     state: Mutex<AskState>,
+    /// A call that may become a task: once it is one, asks wait in the task.
+    task: std::sync::OnceLock<(
+        std::sync::Arc<crate::tasks::Tasks>,
+        std::sync::Arc<crate::tasks::TaskSlot>,
+    )>,
 }
 
 #[derive(Default)]
@@ -374,7 +379,17 @@ impl Rounds {
             answers,
             capabilities,
             state: Mutex::new(AskState::default()),
+            task: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Makes asks wait in the task the call becomes, once it is one.
+    pub(crate) fn attach_task(
+        &self,
+        tasks: std::sync::Arc<crate::tasks::Tasks>,
+        slot: std::sync::Arc<crate::tasks::TaskSlot>,
+    ) {
+        let _ = self.task.set((tasks, slot));
     }
 
     /// How many `input_required` rounds came before this run.
@@ -407,6 +422,18 @@ impl Rounds {
                 Error::invalid_params(format!(
                     "invalid params: `inputResponses[{key:?}]` is not a {} result: {e}",
                     request.method()
+                ))
+            });
+        }
+        // A task: the ask waits in it until `tasks/update` answers.
+        if let Some((tasks, slot)) = self.task.get()
+            && let Some(task_id) = slot.task_id()
+        {
+            let method = request.method().to_owned();
+            let value = tasks.ask(&task_id, key.clone(), request).await?;
+            return serde_json::from_value(value).map_err(|e| {
+                Error::invalid_params(format!(
+                    "the answer to `{key}` is not a {method} result: {e}"
                 ))
             });
         }

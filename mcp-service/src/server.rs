@@ -118,6 +118,8 @@ pub struct ToolContext {
     streamed: Arc<Mutex<Vec<Content>>>,
     /// A stateless-era request that may answer `input_required`: its answers and asks.
     rounds: Option<Arc<Rounds>>,
+    /// A call that may become a task (tasks extension).
+    task: Option<Arc<crate::tasks::TaskSlot>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -312,6 +314,23 @@ impl ToolContext {
             .await
     }
 
+    /// Continues as a task (tasks extension): when this call may become one (a tool with task
+    /// support called by a client that declared the extension), it is answered with a task
+    /// now and the handler goes on in the background (asks then wait in the task, and
+    /// `tasks/cancel` stops it); otherwise this returns at once and the call goes on as usual.
+    /// A call that may become a task becomes one anyway as soon as its handler waits on
+    /// anything but an input request.
+    pub async fn as_task(&self) {
+        if let Some(slot) = &self.task {
+            slot.become_task().await;
+        }
+    }
+
+    /// The task this call became, if it did.
+    pub fn task_id(&self) -> Option<String> {
+        self.task.as_ref().and_then(|s| s.task_id())
+    }
+
     /// How many `input_required` rounds this request went through before this run of its
     /// handler (0 on the first; always 0 for a handshake-era client). A non-zero count comes
     /// from a `requestState` this server sealed and checked.
@@ -355,19 +374,65 @@ impl ToolContext {
         Ok(())
     }
 
+    /// A `tools/call` of a tool with task support from a client of the extension: the call
+    /// may become a task. A required-task tool without the extension is -32021.
+    fn start_task(&mut self, tool: &Tool) -> Result<(), Error> {
+        use mcp_proto::schema::TaskSupport;
+        let Some(era) = self.request.era() else {
+            return Ok(());
+        };
+        let support = tool
+            .execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or_default();
+        if support == TaskSupport::Forbidden {
+            return Ok(());
+        }
+        let tasks = self
+            .server
+            .tasks
+            .as_ref()
+            .filter(|t| t.spawner.get().is_some());
+        match tasks {
+            Some(tasks) if crate::tasks::declared(&era.client_capabilities) => {
+                let slot = Arc::new(crate::tasks::TaskSlot::default());
+                if let Some(rounds) = &self.rounds {
+                    rounds.attach_task(tasks.clone(), slot.clone());
+                }
+                self.task = Some(slot);
+                Ok(())
+            }
+            _ if support == TaskSupport::Required => Err(crate::tasks::extension_required(
+                &format!("the tool `{}`", tool.name),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The handler's future, answered `input_required` when it waits on an ask without an
-    /// answer (2026-07-28), as it is otherwise.
+    /// answer (2026-07-28), or with a task when it may become one and waits on anything else,
+    /// as it is otherwise.
     fn rounds_of<F>(self, fut: F) -> BoxFuture<Result<Box<RawValue>, Error>>
     where
         F: Future<Output = Result<Box<RawValue>, Error>> + Send + 'static,
     {
-        match self.rounds {
-            Some(rounds) => Box::pin(crate::mrtr::run(
-                fut,
-                rounds,
+        match (self.task, self.server.tasks.clone()) {
+            (Some(slot), Some(tasks)) => crate::tasks::run(
+                Box::pin(fut),
+                self.rounds,
                 self.server.state_keys.clone(),
-            )),
-            None => Box::pin(fut),
+                tasks,
+                slot,
+            ),
+            _ => match self.rounds {
+                Some(rounds) => Box::pin(crate::mrtr::run(
+                    fut,
+                    rounds,
+                    self.server.state_keys.clone(),
+                )),
+                None => Box::pin(fut),
+            },
         }
     }
 
@@ -490,6 +555,7 @@ struct ToolEntry {
     tool: Tool,
     handler: Arc<ToolFn>,
     /// Its `x-mcp-header` annotations, when it has any (checked at registration).
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     param_headers: Option<Arc<[mcp_proto::schema::tools::ParamHeader]>>,
 }
 
@@ -601,6 +667,8 @@ struct Inner {
     page_size: usize,
     cache: (u64, CacheScope),
     state_keys: Arc<RequestStateKeys>,
+    /// The tasks extension, when enabled.
+    tasks: Option<Arc<crate::tasks::Tasks>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -628,6 +696,10 @@ pub struct ServerBuilder {
     page_size: usize,
     cache: (u64, CacheScope),
     state_keys: Option<RequestStateKeys>,
+    tasks: Option<(
+        crate::tasks::TaskOptions,
+        Option<Arc<dyn crate::tasks::TaskStore>>,
+    )>,
     telemetry: Telemetry,
     error: Option<Error>,
 }
@@ -895,6 +967,41 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28; see
+    /// [`crate::tasks`]): tools whose `execution.taskSupport` is optional or required may run
+    /// as tasks for clients that declare the extension. Task records go to an in-memory store
+    /// unless [`task_store`](Self::task_store) names another.
+    ///
+    /// ```
+    /// use mcp_service::schema::{TaskSupport, Tool, ToolExecution};
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::tasks::TaskOptions;
+    ///
+    /// let mut report = Tool::new("report", schema_of(serde_json::json!({"type": "object"})));
+    /// report.execution = Some(ToolExecution { task_support: Some(TaskSupport::Optional) });
+    /// let server = Server::builder("reports", "1.0")
+    ///     .tasks(TaskOptions::default())
+    ///     .tool(report, |_: serde_json::Value, cx: ToolContext| async move {
+    ///         cx.as_task().await; // answered with a task from here on
+    ///         Ok("the report")
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn tasks(mut self, options: crate::tasks::TaskOptions) -> Self {
+        let store = self.tasks.take().and_then(|(_, s)| s);
+        self.tasks = Some((options, store));
+        self
+    }
+
+    /// Where task records are kept (implies [`tasks`](Self::tasks) with default options when
+    /// not enabled yet).
+    pub fn task_store(mut self, store: Arc<dyn crate::tasks::TaskStore>) -> Self {
+        let options = self.tasks.take().map(|(o, _)| o).unwrap_or_default();
+        self.tasks = Some((options, Some(store)));
+        self
+    }
+
     /// The telemetry hub (observers and subscriptions).
     pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
         self.telemetry = telemetry;
@@ -918,6 +1025,14 @@ impl ServerBuilder {
         } else if let Some(obj) = caps.as_object_mut() {
             obj.insert("experimental".into(), serde_json::json!({}));
         }
+        if self.tasks.is_some()
+            && let Some(obj) = caps.as_object_mut()
+        {
+            obj.insert(
+                "extensions".into(),
+                serde_json::json!({ mcp_proto::schema::tasks::extension::EXTENSION_ID: {} }),
+            );
+        }
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
         let state_keys = match self.state_keys {
@@ -934,6 +1049,9 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 cache: self.cache,
                 state_keys: Arc::new(state_keys),
+                tasks: self
+                    .tasks
+                    .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -970,6 +1088,7 @@ impl Server {
             page_size: 100,
             cache: (0, CacheScope::Private),
             state_keys: None,
+            tasks: None,
             telemetry: Telemetry::default(),
             error: None,
         }
@@ -1001,6 +1120,7 @@ impl Server {
         config: Config,
     ) -> Result<(), Error> {
         let transport = transport.into();
+        self.give_runtime(&rt);
         let session = Session::server(transport.adapt(config));
         let (service, state_slot) = ServerService::new(self.inner.clone());
         let (peer, conn, _ready) = connection(
@@ -1032,6 +1152,7 @@ impl Server {
         rt: R,
         mut config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
+        self.give_runtime(&rt);
         if config.tool_headers.is_none() {
             // The registry's annotations, read at each 2026-07-28 `tools/call`.
             let inner = Arc::downgrade(&self.inner);
@@ -1067,6 +1188,16 @@ impl Server {
         let _ = state_slot.set(state.clone());
         let registered = Registered::new(&self.inner, peer.connection_id(), state);
         (Arc::new(service), Box::new(move || drop(registered)))
+    }
+
+    /// Tasks run on the first runtime this server is served on.
+    fn give_runtime<R: Runtime>(&self, rt: &R) {
+        if let Some(tasks) = &self.inner.tasks {
+            let rt = rt.clone();
+            let _ = tasks
+                .spawner
+                .set(Arc::new(move |f| rt.spawn(f)) as crate::tasks::Spawner);
+        }
     }
 
     /// How many connections are being served.
@@ -1395,6 +1526,7 @@ impl Service for ServerService {
             conn: conn.clone(),
             streamed: Arc::new(Mutex::new(Vec::new())),
             rounds: None,
+            task: None,
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();
@@ -1458,6 +1590,9 @@ impl Service for ServerService {
                 };
                 let mut hcx = hcx;
                 if let Err(e) = hcx.start_rounds("tools/call", &call.name, arguments, p) {
+                    return sync(Err(e));
+                }
+                if let Err(e) = hcx.start_task(&entry.tool) {
                     return sync(Err(e));
                 }
                 let fut = (entry.handler)(arguments, hcx.clone());
@@ -1638,6 +1773,9 @@ impl Service for ServerService {
                     }
                 }
             }
+            "tasks/get" | "tasks/update" | "tasks/cancel" if hcx.request.era().is_some() => {
+                sync(task_request(&inner, &request.method, p, hcx.request.era()))
+            }
             "logging/setLevel" => sync((|| {
                 let q: SetLevelRequestParams = parse_required(p)?;
                 *conn.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(q.level);
@@ -1658,6 +1796,34 @@ impl Service for ServerService {
         if let Some(s) = self.state.get() {
             s.ready.store(false, Ordering::Release);
         }
+    }
+}
+
+/// `tasks/get`, `tasks/update` and `tasks/cancel` (tasks extension, 2026-07-28).
+fn task_request(
+    inner: &Inner,
+    method: &str,
+    params: Option<&RawValue>,
+    era: Option<&mcp_proto::session::RequestEra>,
+) -> Result<Box<RawValue>, Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        task_id: String,
+        #[serde(default)]
+        input_responses: Option<Map<String, Value>>,
+    }
+    let Some(tasks) = &inner.tasks else {
+        return Err(Error::method_not_found(method));
+    };
+    if !era.is_some_and(|e| crate::tasks::declared(&e.client_capabilities)) {
+        return Err(crate::tasks::extension_required(&format!("`{method}`")));
+    }
+    let q: Params = parse_required(params)?;
+    match method {
+        "tasks/get" => tasks.get(&q.task_id),
+        "tasks/update" => tasks.update(&q.task_id, q.input_responses.unwrap_or_default()),
+        _ => tasks.cancel(&q.task_id),
     }
 }
 

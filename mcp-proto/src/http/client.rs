@@ -1414,16 +1414,23 @@ fn named(method: &str, message: &[u8]) -> Option<String> {
         name: Option<alloc::borrow::Cow<'a, str>>,
         #[serde(borrow)]
         uri: Option<alloc::borrow::Cow<'a, str>>,
+        #[serde(rename = "taskId", borrow)]
+        task_id: Option<alloc::borrow::Cow<'a, str>>,
     }
-    let field_is_uri = match method {
-        "tools/call" | "prompts/get" => false,
-        "resources/read" => true,
+    let field = match method {
+        "tools/call" | "prompts/get" => 0,
+        "resources/read" => 1,
+        "tasks/get" | "tasks/update" | "tasks/cancel" => 2,
         _ => return None,
     };
     let p = serde_json::from_slice::<Message<'_>>(message)
         .ok()?
         .params?;
-    let v = if field_is_uri { p.uri } else { p.name }?;
+    let v = match field {
+        0 => p.name,
+        1 => p.uri,
+        _ => p.task_id,
+    }?;
     Some(String::from(v.as_ref()))
 }
 

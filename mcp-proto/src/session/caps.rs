@@ -17,6 +17,8 @@ pub(crate) struct CapSet {
     roots: bool,
     elicitation: bool,
     tasks: bool,
+    /// The tasks extension (`extensions["io.modelcontextprotocol/tasks"]`, 2026-07-28).
+    tasks_extension: bool,
 }
 
 impl CapSet {
@@ -36,6 +38,12 @@ impl CapSet {
             roots: Option<serde::de::IgnoredAny>,
             elicitation: Option<serde::de::IgnoredAny>,
             tasks: Option<serde::de::IgnoredAny>,
+            extensions: Option<Extensions>,
+        }
+        #[derive(Deserialize)]
+        struct Extensions {
+            #[serde(rename = "io.modelcontextprotocol/tasks")]
+            tasks: Option<serde::de::IgnoredAny>,
         }
         match serde_json::from_str::<Caps>(raw.get()) {
             Ok(c) => CapSet {
@@ -53,6 +61,7 @@ impl CapSet {
                 roots: c.roots.is_some(),
                 elicitation: c.elicitation.is_some(),
                 tasks: c.tasks.is_some(),
+                tasks_extension: c.extensions.is_some_and(|e| e.tasks.is_some()),
             },
             Err(_) => CapSet::default(),
         }
@@ -70,6 +79,8 @@ impl CapSet {
             Gate::Sampling => self.sampling,
             Gate::Roots => self.roots,
             Gate::Elicitation => self.elicitation,
+            // The handshake era's `tasks` capability; the extension in the stateless era.
+            Gate::Tasks if version.is_stateless() => self.tasks_extension,
             Gate::Tasks => self.tasks,
         }
     }

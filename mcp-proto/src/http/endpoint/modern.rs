@@ -339,6 +339,8 @@ fn check_headers(
     let field = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        // The tasks extension routes by task (SEP-2663).
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return Ok(()),
     };
     #[derive(serde::Deserialize)]
@@ -347,10 +349,16 @@ fn check_headers(
         name: Option<Cow<'a, str>>,
         #[serde(borrow)]
         uri: Option<Cow<'a, str>>,
+        #[serde(rename = "taskId", borrow)]
+        task_id: Option<Cow<'a, str>>,
     }
     let body_name = params
         .and_then(|p| serde_json::from_str::<Named<'_>>(p.get()).ok())
-        .and_then(|n| if field == "name" { n.name } else { n.uri });
+        .and_then(|n| match field {
+            "name" => n.name,
+            "uri" => n.uri,
+            _ => n.task_id,
+        });
     let Some(raw) = parts.headers.get(&MCP_NAME) else {
         return Err(String::from(
             "Header mismatch: the Mcp-Name header is required for this method",

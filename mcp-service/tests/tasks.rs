@@ -1,0 +1,349 @@
+//! The tasks extension (SEP-2663) on the server: a task-supporting tool called by a 2026-07-28
+//! client that declared the extension becomes a task, followed with `tasks/get`, answered with
+//! `tasks/update`, stopped with `tasks/cancel`; gating by the extension; a required-task tool
+//! refused without it. Raw JSON lines over a byte stream on the deterministic [`Sim`] runtime.
+
+use futures_util::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use mcp_proto::{Duration, ProtocolVersion};
+use mcp_service::memory::duplex;
+use mcp_service::schema::{CallToolResult, TaskSupport, Tool, ToolExecution};
+use mcp_service::server::{ToolContext, schema_of};
+use mcp_service::sim::Sim;
+use mcp_service::tasks::TaskOptions;
+use mcp_service::{Runtime, Server};
+use serde_json::{Value, json};
+
+const EXT: &str = "io.modelcontextprotocol/tasks";
+
+fn task_tool(name: &str, support: TaskSupport) -> Tool {
+    let mut t = Tool::new(name, schema_of(json!({"type": "object"})));
+    t.execution = Some(ToolExecution {
+        task_support: Some(support),
+    });
+    t
+}
+
+fn server(rt: mcp_service::sim::SimRuntime) -> Server {
+    let sleeper = rt.clone();
+    let asker = rt.clone();
+    Server::builder("tasks", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tasks(TaskOptions::default())
+        .tool(
+            Tool::new("quick", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async { Ok("quick") },
+        )
+        .tool(
+            task_tool("slow", TaskSupport::Optional),
+            move |args: Value, _cx: ToolContext| {
+                let rt = sleeper.clone();
+                async move {
+                    let secs = args["seconds"].as_u64().unwrap_or(0);
+                    if secs > 0 {
+                        rt.sleep_until(rt.now() + Duration::from_secs(secs)).await;
+                    }
+                    Ok(CallToolResult::text(format!("slept {secs}s")))
+                }
+            },
+        )
+        .tool(
+            task_tool("must", TaskSupport::Required),
+            |_: Value, _cx: ToolContext| async { Ok("done") },
+        )
+        .tool(
+            task_tool("ask", TaskSupport::Optional),
+            move |_: Value, cx: ToolContext| {
+                let _rt = asker.clone();
+                async move {
+                    cx.as_task().await;
+                    let form = |m: &str| {
+                        serde_json::from_value(json!({"message": m, "requestedSchema":
+                            {"type": "object", "properties": {"v": {"type": "string"}}}}))
+                        .unwrap()
+                    };
+                    let (a, b) = futures_util::future::join(
+                        cx.elicit_as("a", form("first?")),
+                        cx.elicit_as("b", form("second?")),
+                    )
+                    .await;
+                    let v = |r: mcp_service::schema::ElicitResult| {
+                        serde_json::to_value(r.content.unwrap_or_default()).unwrap()["v"].clone()
+                    };
+                    Ok(CallToolResult::text(format!("{}+{}", v(a?), v(b?))))
+                }
+            },
+        )
+        .tool(
+            task_tool("crash", TaskSupport::Optional),
+            |_: Value, cx: ToolContext| async move {
+                cx.as_task().await;
+                if cx.task_id().is_some() {
+                    panic!("crash on purpose");
+                }
+                Ok("not a task")
+            },
+        )
+        .build()
+}
+
+fn line(id: u64, method: &str, params: Value, ext: bool) -> String {
+    let mut caps = json!({"elicitation": {}});
+    if ext {
+        caps["extensions"] = json!({ EXT: {} });
+    }
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    });
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    )
+}
+
+/// Runs `script` against a fresh server on the Sim runtime: it gets a `call` function that
+/// sends one line and returns its answer, and the runtime (to let time pass).
+fn run<F, Fut>(script: F)
+where
+    F: FnOnce(
+        Box<dyn FnMut(String) -> futures_util::future::BoxFuture<'static, Value>>,
+        mcp_service::sim::SimRuntime,
+    ) -> Fut,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(256 * 1024);
+    let srv = server(rt.clone());
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let (reader, writer) = client_end.into_parts();
+    let io = std::sync::Arc::new(futures_util::lock::Mutex::new((
+        BufReader::new(reader),
+        writer,
+    )));
+    let call = move |text: String| -> futures_util::future::BoxFuture<'static, Value> {
+        let io = io.clone();
+        Box::pin(async move {
+            let mut io = io.lock().await;
+            io.1.write_all(text.as_bytes()).await.unwrap();
+            io.1.flush().await.unwrap();
+            loop {
+                let mut got = String::new();
+                io.0.read_line(&mut got).await.unwrap();
+                let v: Value = serde_json::from_str(&got).unwrap();
+                if v.get("id").is_some() {
+                    return v;
+                }
+            }
+        })
+    };
+    sim.block_on(script(Box::new(call), rt))
+        .expect("the script finished");
+}
+
+async fn pause(rt: &mcp_service::sim::SimRuntime, ms: u64) {
+    rt.sleep_until(rt.now() + Duration::from_millis(ms)).await;
+}
+
+#[test]
+fn a_slow_call_becomes_a_task_that_completes() {
+    run(|mut call, rt| async move {
+        let r = call(line(
+            1,
+            "tools/call",
+            json!({"name": "slow", "arguments": {"seconds": 2}}),
+            true,
+        ))
+        .await;
+        let t = &r["result"];
+        assert_eq!(t["resultType"], "task", "{r}");
+        assert_eq!(t["status"], "working");
+        assert!(t.get("task").is_none(), "flat, no wrapper");
+        assert!(t["ttlMs"].as_u64().unwrap() > 0);
+        assert!(t["pollIntervalMs"].is_u64());
+        assert!(t["createdAt"].as_str().unwrap().ends_with('Z'));
+        assert!(t.get("requestState").is_none());
+        let id = t["taskId"].as_str().unwrap().to_owned();
+        // Readable at once, working, no result yet.
+        let g = call(line(2, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["resultType"], "complete", "{g}");
+        assert_eq!(g["result"]["status"], "working");
+        assert!(g["result"].get("result").is_none());
+        pause(&rt, 2500).await;
+        let g = call(line(3, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "completed", "{g}");
+        assert_eq!(g["result"]["result"]["content"][0]["text"], "slept 2s");
+        // Cancelling a terminal task is an idempotent ack.
+        let c = call(line(4, "tasks/cancel", json!({"taskId": id}), true)).await;
+        assert_eq!(c["result"], json!({"resultType": "complete"}), "{c}");
+        let g = call(line(5, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "completed");
+        // A call that completes at once is answered as usual.
+        let r = call(line(
+            6,
+            "tools/call",
+            json!({"name": "slow", "arguments": {}}),
+            true,
+        ))
+        .await;
+        assert_eq!(r["result"]["resultType"], "complete", "{r}");
+        assert_eq!(r["result"]["content"][0]["text"], "slept 0s");
+    });
+}
+
+#[test]
+fn cancel_stops_a_running_task() {
+    run(|mut call, rt| async move {
+        let r = call(line(
+            1,
+            "tools/call",
+            json!({"name": "slow", "arguments": {"seconds": 60}}),
+            true,
+        ))
+        .await;
+        let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+        let c = call(line(2, "tasks/cancel", json!({"taskId": id}), true)).await;
+        assert_eq!(c["result"], json!({"resultType": "complete"}), "{c}");
+        let g = call(line(3, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "cancelled", "{g}");
+        pause(&rt, 61_000).await;
+        let g = call(line(4, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "cancelled", "stays cancelled: {g}");
+        // Unknown tasks: -32602.
+        for (n, m) in [(5, "tasks/get"), (6, "tasks/cancel"), (7, "tasks/update")] {
+            let e = call(line(
+                n,
+                m,
+                json!({"taskId": "nope", "inputResponses": {}}),
+                true,
+            ))
+            .await;
+            assert_eq!(e["error"]["code"], -32602, "{m}: {e}");
+        }
+    });
+}
+
+#[test]
+fn asks_wait_in_the_task_and_updates_answer_them_one_by_one() {
+    run(|mut call, rt| async move {
+        let r = call(line(
+            1,
+            "tools/call",
+            json!({"name": "ask", "arguments": {}}),
+            true,
+        ))
+        .await;
+        assert_eq!(r["result"]["resultType"], "task", "{r}");
+        let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+        pause(&rt, 10).await;
+        let g = call(line(2, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "input_required", "{g}");
+        let keys: Vec<String> = g["result"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(
+            g["result"]["inputRequests"]["a"]["method"],
+            "elicitation/create"
+        );
+        // One answer: still input_required, only the other key left.
+        let answer = |v: &str| json!({"action": "accept", "content": {"v": v}});
+        let u = call(line(
+            3,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"a": answer("x")}}),
+            true,
+        ))
+        .await;
+        assert_eq!(u["result"], json!({"resultType": "complete"}), "{u}");
+        pause(&rt, 10).await;
+        let g = call(line(4, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "input_required");
+        let keys: Vec<&String> = g["result"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, ["b"]);
+        call(line(
+            5,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"b": answer("y")}}),
+            true,
+        ))
+        .await;
+        pause(&rt, 10).await;
+        let g = call(line(6, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "completed", "{g}");
+        assert_eq!(g["result"]["result"]["content"][0]["text"], "\"x\"+\"y\"");
+    });
+}
+
+#[test]
+fn the_extension_gates_the_task_surface() {
+    run(|mut call, rt| async move {
+        // Without the extension: a task-supporting tool runs as a plain call...
+        let r = call(line(
+            1,
+            "tools/call",
+            json!({"name": "slow", "arguments": {"seconds": 1}}),
+            false,
+        ))
+        .await;
+        assert_eq!(r["result"]["resultType"], "complete", "{r}");
+        assert!(r["result"].get("taskId").is_none());
+        // ...a required-task tool is -32021 naming the extension...
+        let e = call(line(
+            2,
+            "tools/call",
+            json!({"name": "must", "arguments": {}}),
+            false,
+        ))
+        .await;
+        assert_eq!(e["error"]["code"], -32021, "{e}");
+        assert_eq!(
+            e["error"]["data"]["requiredCapabilities"]["extensions"],
+            json!({ EXT: {} })
+        );
+        // ...and so are the task methods.
+        let e = call(line(3, "tasks/get", json!({"taskId": "x"}), false)).await;
+        assert_eq!(e["error"]["code"], -32021, "{e}");
+        // A sync-only tool never becomes a task, even with the extension.
+        let r = call(line(
+            4,
+            "tools/call",
+            json!({"name": "quick", "arguments": {}, "task": {"ttl": 1000}}),
+            true,
+        ))
+        .await;
+        assert_eq!(r["result"]["resultType"], "complete", "{r}");
+        // The methods the extension removed are -32601.
+        for (n, m) in [(5, "tasks/result"), (6, "tasks/list")] {
+            let e = call(line(n, m, json!({"taskId": "x"}), true)).await;
+            assert_eq!(e["error"]["code"], -32601, "{m}: {e}");
+        }
+        // A task whose handler crashes fails with a JSON-RPC error, no result.
+        let r = call(line(
+            7,
+            "tools/call",
+            json!({"name": "crash", "arguments": {}}),
+            true,
+        ))
+        .await;
+        let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+        pause(&rt, 10).await;
+        let g = call(line(8, "tasks/get", json!({"taskId": id}), true)).await;
+        assert_eq!(g["result"]["status"], "failed", "{g}");
+        assert_eq!(g["result"]["error"]["code"], -32603);
+        assert!(g["result"].get("result").is_none());
+    });
+}
