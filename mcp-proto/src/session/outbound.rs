@@ -32,6 +32,8 @@ pub(super) struct Pending {
     pub(super) reset_on_progress: bool,
     pub(super) progress: bool,
     pub(super) last_progress: Option<f64>,
+    /// A `subscriptions/listen`: no default timeout, and the server may end it.
+    pub(super) listen: bool,
 }
 
 impl Session {
@@ -75,7 +77,12 @@ impl Session {
                 Some(with_meta_entries(params, &m)?)
             }
         };
-        let timeout = opts.timeout.or(self.config.request_timeout);
+        // A listen stream lasts as long as the subscription: no default timeout.
+        let listen = name == super::listen::LISTEN;
+        let timeout = match listen {
+            true => opts.timeout,
+            false => opts.timeout.or(self.config.request_timeout),
+        };
         let hard_deadline = opts.max_total_timeout.map(|m| now + m);
         let deadline = earliest(timeout.map(|t| now + t), hard_deadline);
         self.pending.insert(
@@ -89,6 +96,7 @@ impl Session {
                 reset_on_progress: opts.reset_timeout_on_progress,
                 progress: opts.progress,
                 last_progress: None,
+                listen,
             },
         );
         self.out.push_back(Outgoing::Request {
