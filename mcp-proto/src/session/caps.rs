@@ -54,8 +54,7 @@ impl CapSet {
             Ok(c) => CapSet {
                 tools: c.tools.is_some(),
                 tools_list_changed: c.tools.as_ref().and_then(|t| t.list_changed) == Some(true),
-                prompts_list_changed: c.prompts.as_ref().and_then(|p| p.list_changed)
-                    == Some(true),
+                prompts_list_changed: c.prompts.as_ref().and_then(|p| p.list_changed) == Some(true),
                 resources_list_changed: c.resources.as_ref().and_then(|r| r.list_changed)
                     == Some(true),
                 resources_subscribe: c
@@ -136,9 +135,10 @@ mod tests {
         assert!(!c.allows(Gate::Prompts, ProtocolVersion::V2025_06_18));
         assert!(!c.allows(Gate::Completions, ProtocolVersion::V2025_06_18));
         assert!(c.allows(Gate::Completions, ProtocolVersion::V2024_11_05));
+        assert!(c.serves_listen(), "resources.subscribe");
         let c = CapSet::parse(&raw(r#"{"resources":{}}"#));
         assert!(c.resources && !c.resources_subscribe);
-        assert!(c.serves_listen());
+        assert!(!c.serves_listen());
         let c = CapSet::parse(&raw("[]"));
         assert!(!c.tools);
         let c = CapSet::parse(&raw(r#"{"tools":{},"prompts":{"listChanged":false}}"#));

@@ -137,7 +137,7 @@ impl Endpoint {
             }
         }
         let listen = method == SUBSCRIPTIONS_LISTEN;
-        if listen && let Err(refused) = self.check_listen(parts, p, &id) {
+        if listen && let Some(refused) = self.listen_refusal(parts, p, &id) {
             return refused;
         }
         if self.sessions.len() >= self.config.max_sessions {
@@ -167,20 +167,21 @@ impl Endpoint {
 }
 
 impl Endpoint {
-    /// The transport's view of a `subscriptions/listen` POST: its filter (400 with -32602
-    /// when it has none), an SSE reply the client accepts (406), room for another stream
-    /// (503, [`EndpointConfig::max_listen_streams`](super::EndpointConfig::max_listen_streams)).
-    fn check_listen(
+    /// The transport's view of a `subscriptions/listen` POST, its refusal if any: its filter
+    /// (400 with -32602 when it has none), an SSE reply the client accepts (406), room for
+    /// another stream (503,
+    /// [`EndpointConfig::max_listen_streams`](super::EndpointConfig::max_listen_streams)).
+    fn listen_refusal(
         &self,
         parts: &Parts,
         params: &serde_json::value::RawValue,
         id: &RequestId,
-    ) -> Result<(), Response<Body>> {
+    ) -> Option<Response<Body>> {
         if let Err(e) = Subscription::parse(params, &self.own_caps) {
-            return Err(error_reply(StatusCode::BAD_REQUEST, Some(id), e));
+            return Some(error_reply(StatusCode::BAD_REQUEST, Some(id), e));
         }
         if !accepts(&parts.headers, "text", "event-stream") {
-            return Err(rpc_error(
+            return Some(rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
                 TRANSPORT_ERROR,
                 "Not Acceptable: a subscriptions/listen stream is text/event-stream",
@@ -188,14 +189,14 @@ impl Endpoint {
             ));
         }
         if self.listening >= self.config.max_listen_streams {
-            return Err(rpc_error(
+            return Some(rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
                 "Service Unavailable: too many subscriptions/listen streams open",
                 Some(id),
             ));
         }
-        Ok(())
+        None
     }
 }
 
