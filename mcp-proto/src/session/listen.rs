@@ -42,7 +42,7 @@
 //!   lasts as long as the subscription), and a `notifications/cancelled` from the server naming
 //!   it ends it with [`ErrorKind::RequestCancelled`].
 
-use alloc::borrow::Cow;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::string::String;
