@@ -410,9 +410,10 @@ struct ConnState {
     level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<HashSet<String>>,
     ready: std::sync::atomic::AtomicBool,
-    /// The connection's open `subscriptions/listen` streams and what each wants (the session
-    /// holds the streams; this says which connections a change concerns).
-    listens: Mutex<BTreeMap<RequestId, Subscription>>,
+    /// The connection's open `subscriptions/listen` streams: what each wants, and its request's
+    /// cancellation (a stream cancelled is no longer counted, even before its handler ends).
+    /// The session holds the streams; this says which connections a change concerns.
+    listens: Mutex<BTreeMap<RequestId, (Subscription, crate::CancellationToken)>>,
 }
 
 impl ConnState {
@@ -432,7 +433,7 @@ impl ConnState {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .filter(|s| s.wants(change))
+            .filter(|(s, cancel)| !cancel.is_cancelled() && s.wants(change))
             .count()
     }
 
@@ -1402,7 +1403,12 @@ impl Service for ServerService {
                         Some(Err(e)) => return sync(Err(e)),
                         None => return sync(Err(Error::invalid_params("missing params"))),
                     };
-                let held = Listening::new(conn, hcx.request_id().clone(), subscription);
+                let held = Listening::new(
+                    conn,
+                    hcx.request_id().clone(),
+                    subscription,
+                    hcx.request().cancellation_token(),
+                );
                 Box::pin(async move {
                     hcx.cancelled().await;
                     drop(held);
@@ -1506,11 +1512,16 @@ struct Listening {
 }
 
 impl Listening {
-    fn new(conn: Arc<ConnState>, id: RequestId, subscription: Subscription) -> Self {
+    fn new(
+        conn: Arc<ConnState>,
+        id: RequestId,
+        subscription: Subscription,
+        cancel: crate::CancellationToken,
+    ) -> Self {
         conn.listens
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone(), subscription);
+            .insert(id.clone(), (subscription, cancel));
         Listening { conn, id }
     }
 }
