@@ -249,10 +249,10 @@ impl Listen {
             }
             return;
         }
-        if !st
+        if st
             .current
             .as_ref()
-            .is_some_and(|h| h.generation == generation)
+            .is_none_or(|h| h.generation != generation)
         {
             return; // a stream already retired
         }
