@@ -15,7 +15,7 @@
 //! - **Acknowledgement first.** The session answers the request at once with
 //!   `notifications/subscriptions/acknowledged`, whose `notifications` is the honoured subset,
 //!   before anything else of the stream; the request then stays in flight (it is handed to the
-//!   application as an [`Event::Request`](super::Event::Request), which may hold it or ignore
+//!   application as an [`Event::Request`], which may hold it or ignore
 //!   it) for as long as the stream lives.
 //! - **Tagging.** Every message of the stream — the acknowledgement, each change, the final
 //!   result — carries `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen request's
@@ -28,15 +28,17 @@
 //!   closes the reply): the listener is gone, nothing is answered. The server ends a stream
 //!   gracefully by [`respond`](Session::respond)ing to the request (the session writes the
 //!   `SubscriptionsListenResult`, whatever result the application passed) or by closing the
-//!   session (every stream then gets that result); by
-//!   [`respond_error`](Session::respond_error) with an error.
+//!   session (every stream then gets that result, also when the input ends); by
+//!   [`respond_error`](Session::respond_error) with that error (an application that does not
+//!   know the method and answers `-32601` ends the stream so, after its acknowledgement).
 //! - **Bounds.** At most [`Config::max_listeners`](super::Config::max_listeners) streams per
-//!   session (one more is refused with `-32008`). A listener may have at most
+//!   session (one more is refused with `-32008`); each is also one request in flight
+//!   ([`Config::max_inbound_in_flight`](super::Config::max_inbound_in_flight)). A listener may have at most
 //!   [`Config::listener_backlog`](super::Config::listener_backlog) messages queued and not yet
 //!   transmitted; a change that would exceed it ends the stream instead: the session sends
 //!   `notifications/cancelled` naming the listen request (the one use the revision allows a
 //!   server; over HTTP the endpoint closes the reply instead) and reports
-//!   [`Event::Cancelled`](super::Event::Cancelled), so the application stops holding it. A
+//!   [`Event::Cancelled`], so the application stops holding it. A
 //!   client that sees its stream end re-lists what it cares about and listens again.
 //! - **Client side.** A `subscriptions/listen` this side sends has no default timeout (it
 //!   lasts as long as the subscription), and a `notifications/cancelled` from the server naming
@@ -109,7 +111,7 @@ impl Change {
 }
 
 /// What one listen stream carries: the notifications its client asked for, less those the
-/// server does not offer (the subset its acknowledgement states).
+/// server does not offer (the subset its acknowledgement states; see the [module](self)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Subscription {
     /// `notifications/tools/list_changed`.
@@ -200,7 +202,7 @@ fn ended(id: &RequestId) -> Box<RawValue> {
 
 impl Session {
     /// Announces `change` to this server session's listen streams that want it (see the
-    /// [`listen` rules](self)). Returns how many streams it was queued on; a stream whose
+    /// [`listen`](super::listen) rules). Returns how many streams it was queued on; a stream whose
     /// backlog is full is ended instead (and not counted).
     pub fn publish(&mut self, change: &Change) -> usize {
         if self.client || self.listeners.is_empty() || self.is_closed() {

@@ -22,7 +22,7 @@
 //! `_meta`, `server/discover`, `input_required` results) fits this shape: a request carrying the
 //! modern `_meta` is validated per request instead of against the handshake state; the method
 //! table already knows the modern methods. Its `subscriptions/listen` streams follow the
-//! rules of [`Subscription`] and [`Session::publish`] (module `listen`).
+//! rules of [`listen`].
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -45,7 +45,7 @@ mod encode;
 mod event;
 mod inbound;
 mod lifecycle;
-mod listen;
+pub mod listen;
 mod outbound;
 pub(crate) mod stateless;
 
