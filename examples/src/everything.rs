@@ -334,6 +334,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     builder = content_tools(builder);
     builder = behaviour_tools(builder);
     builder = client_request_tools(builder);
+    builder = input_required_fixtures(builder);
     builder = extra_tools(builder, &watched);
     builder = list_change_tools(builder);
     builder = resources(builder, &watched);
@@ -498,7 +499,7 @@ fn client_request_tools(builder: ServerBuilder) -> ServerBuilder {
                 }),
             ),
             |args: SamplingArgs, cx: ToolContext| async move {
-                if !cx.peer().has_capability("sampling") {
+                if !cx.client_has_capability("sampling") {
                     return Ok(CallToolResult::error(NO_SAMPLING));
                 }
                 let messages = vec![SamplingMessage::user(args.prompt)];
@@ -648,6 +649,323 @@ fn client_request_tools(builder: ServerBuilder) -> ServerBuilder {
         )
 }
 
+/// The text of a sampling answer.
+fn sampled_text(result: &mcp_service::schema::CreateMessageResult) -> String {
+    result
+        .content
+        .blocks()
+        .iter()
+        .find_map(|b| b.as_text())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A one-field form (`field`: string, required) asking `message`.
+fn ask_one(message: &str, field: &str, kind: &str) -> Result<ElicitRequestParams, Error> {
+    elicit_params(json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {field: {"type": kind}},
+            "required": [field]
+        }
+    }))
+}
+
+/// The accepted content's `field`, as text.
+fn answer(result: &mcp_service::schema::ElicitResult, field: &str) -> String {
+    match result
+        .content
+        .as_ref()
+        .and_then(|c| c.get(field))
+        .and_then(|v| serde_json::to_value(v).ok())
+    {
+        Some(Value::String(s)) => s,
+        Some(other) => other.to_string(),
+        None => String::from("(none)"),
+    }
+}
+
+/// The multi round-trip (SEP-2322) and stateless-era (SEP-2575) fixtures of the conformance
+/// suite's 2026-07-28 scenarios. Each asks through the same `cx.elicit_as(..)`,
+/// `cx.create_message_as(..)` and `cx.list_roots_as(..)` a handshake-era handler uses: a
+/// 2026-07-28 client gets `input_required` rounds, an older one real requests.
+fn input_required_fixtures(builder: ServerBuilder) -> ServerBuilder {
+    builder
+        .tool(
+            no_args(
+                "test_input_required_result_elicitation",
+                "Asks the user's name through one elicitation input request (SEP-2322)",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let r = cx
+                    .elicit_as(
+                        "user_name",
+                        ask_one("What is your name?", "name", "string")?,
+                    )
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "Hello, {}!",
+                    answer(&r, "name")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_sampling",
+                "Asks the client's model one question through a sampling input request",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let question = vec![SamplingMessage::user("What is the capital of France?")];
+                let r = cx
+                    .create_message_as(
+                        "capital_question",
+                        CreateMessageRequestParams::new(question, 100),
+                    )
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "Model answered: {}",
+                    sampled_text(&r)
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_list_roots",
+                "Asks for the client's roots through a roots/list input request",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let r = cx.list_roots_as("client_roots").await?;
+                let uris: Vec<&str> = r.roots.iter().map(|r| r.uri.as_str()).collect();
+                Ok(CallToolResult::text(format!(
+                    "Client roots: {}",
+                    uris.join(", ")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_request_state",
+                "Asks for a confirmation; the retry's sealed requestState is checked",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let r = cx
+                    .elicit_as("confirm", ask_one("Please confirm", "ok", "boolean")?)
+                    .await?;
+                // A later round exists only through a requestState this server sealed.
+                let state = if cx.input_round() > 0 {
+                    "state-ok"
+                } else {
+                    "no requestState"
+                };
+                Ok(CallToolResult::text(format!(
+                    "{state}: confirmed ok={}",
+                    answer(&r, "ok")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_multiple_inputs",
+                "Asks for an elicitation, a sampling and the roots in one round",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                use futures_lite::future::zip;
+                let name = cx.elicit_as(
+                    "user_name",
+                    ask_one("What is your name?", "name", "string")?,
+                );
+                let greeting = cx.create_message_as(
+                    "greeting",
+                    CreateMessageRequestParams::new(
+                        vec![SamplingMessage::user("Generate a greeting")],
+                        50,
+                    ),
+                );
+                let roots = cx.list_roots_as("client_roots");
+                let (name, (greeting, roots)) = zip(name, zip(greeting, roots)).await;
+                let (name, greeting, roots) = (name?, greeting?, roots?);
+                Ok(CallToolResult::text(format!(
+                    "name={}, greeting={}, roots={}",
+                    answer(&name, "name"),
+                    sampled_text(&greeting),
+                    roots.roots.len()
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_multi_round",
+                "Asks two questions, one round each",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let name = cx
+                    .elicit_as(
+                        "step1",
+                        ask_one("Step 1: What is your name?", "name", "string")?,
+                    )
+                    .await?;
+                let color = cx
+                    .elicit_as(
+                        "step2",
+                        ask_one("Step 2: What is your favorite color?", "color", "string")?,
+                    )
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "{} likes {}",
+                    answer(&name, "name"),
+                    answer(&color, "color")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_tampered_state",
+                "Asks for a confirmation; a tampered requestState is refused",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let r = cx
+                    .elicit_as("confirm", ask_one("Please confirm", "ok", "boolean")?)
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "confirmed ok={}",
+                    answer(&r, "ok")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_input_required_result_capabilities",
+                "Asks only for the input the client declared it can give",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                use futures_lite::future::zip;
+                let sampling = async {
+                    if !cx.client_has_capability("sampling") {
+                        return Ok(None);
+                    }
+                    let q = vec![SamplingMessage::user("Say hello")];
+                    cx.create_message_as("sample", CreateMessageRequestParams::new(q, 20))
+                        .await
+                        .map(|r| Some(sampled_text(&r)))
+                };
+                let elicitation = async {
+                    if !cx.client_has_capability("elicitation") {
+                        return Ok(None);
+                    }
+                    cx.elicit_as("ask", ask_one("What is your name?", "name", "string")?)
+                        .await
+                        .map(|r| Some(answer(&r, "name")))
+                };
+                let roots = async {
+                    if !cx.client_has_capability("roots") {
+                        return Ok(None);
+                    }
+                    cx.list_roots_as("roots").await.map(|r| Some(r.roots.len()))
+                };
+                let (s, (e, r)) = zip(sampling, zip(elicitation, roots)).await;
+                let (s, e, r): (Option<String>, Option<String>, Option<usize>) = (s?, e?, r?);
+                Ok(CallToolResult::text(format!(
+                    "sampling={s:?}, elicitation={e:?}, roots={r:?}"
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_missing_capability",
+                "Needs the client's sampling capability: -32021 for a 2026-07-28 client without it",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let q = vec![SamplingMessage::user("Say hello")];
+                let r = cx
+                    .create_message(CreateMessageRequestParams::new(q, 20))
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "Model answered: {}",
+                    sampled_text(&r)
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_streaming_elicitation",
+                "Reports progress, then asks the user through elicitation (never a server request \
+                 on a 2026-07-28 stream)",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                cx.progress(1.0, Some(2.0), Some("about to ask"))?;
+                let r = cx
+                    .elicit_as(
+                        "stream_input",
+                        ask_one("What should be streamed?", "text", "string")?,
+                    )
+                    .await?;
+                Ok(CallToolResult::text(format!(
+                    "streamed: {}",
+                    answer(&r, "text")
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_logging_tool",
+                "Logs at info, warning and error; a 2026-07-28 request without _meta logLevel gets \
+                 no log messages",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                for (level, text) in [
+                    (LoggingLevel::Info, "logging tool: info"),
+                    (LoggingLevel::Warning, "logging tool: warning"),
+                    (LoggingLevel::Error, "logging tool: error"),
+                ] {
+                    cx.log(level, Some("test_logging_tool"), text)?;
+                }
+                Ok(CallToolResult::text("logged at info, warning and error"))
+            },
+        )
+        .tool(
+            tool(
+                "test_custom_headers",
+                "Arguments mirrored into Mcp-Param-* headers over Streamable HTTP (SEP-2243)",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"},
+                        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+                        "query": {"type": "string"}
+                    },
+                    "required": ["region"]
+                }),
+            ),
+            |args: Value, _cx: ToolContext| async move {
+                Ok(CallToolResult::text(format!(
+                    "region={} priority={} query={}",
+                    args["region"], args["priority"], args["query"]
+                )))
+            },
+        )
+        .prompt(
+            prompt(
+                "test_input_required_result_prompt",
+                "Prompt Needing Input",
+                "A prompt that asks the user for its context first (SEP-2322)",
+                &[],
+            ),
+            |_args: BTreeMap<String, String>, cx: HandlerContext| async move {
+                let r = cx
+                    .elicit_as(
+                        "user_context",
+                        ask_one("What context should the prompt use?", "context", "string")?,
+                    )
+                    .await?;
+                Ok(messages(vec![PromptMessage::user(format!(
+                    "Answer with this context in mind: {}",
+                    answer(&r, "context")
+                ))]))
+            },
+        )
+}
+
 /// `echo`, `slow`, `stream` and `touch_watched`.
 fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
     builder
@@ -657,7 +975,7 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                 "Asks the client for its roots and returns their URIs",
             ),
             |_: Value, cx: ToolContext| async move {
-                if !cx.peer().has_capability("roots") {
+                if !cx.client_has_capability("roots") {
                     return Ok(CallToolResult::error(
                         "the client did not declare the roots capability",
                     ));
@@ -995,7 +1313,7 @@ async fn elicit(
     request: ElicitRequestParams,
     label: &str,
 ) -> Result<CallToolResult, Error> {
-    if !cx.peer().has_capability("elicitation") {
+    if !cx.client_has_capability("elicitation") {
         return Ok(CallToolResult::error(NO_ELICITATION));
     }
     match cx.elicit(request).await {

@@ -76,6 +76,12 @@ pub enum ErrorKind {
     LimitExceeded,
     /// -32010: an application handler failed.
     HandlerFailed,
+    /// -32020: an HTTP header disagrees with the body, or a required one is missing
+    /// (2026-07-28 `HeaderMismatch`).
+    HeaderMismatch,
+    /// -32021: the request needs a client capability the client did not declare (2026-07-28
+    /// `MissingRequiredClientCapability`; `data.requiredCapabilities` names it).
+    MissingClientCapability,
     /// -32022: the peers share no protocol version.
     ProtocolVersionMismatch,
     /// -32800: the request was cancelled.
@@ -122,6 +128,8 @@ impl ErrorKind {
             ErrorKind::DuplicateRegistration => -32007,
             ErrorKind::LimitExceeded => -32008,
             ErrorKind::HandlerFailed => -32010,
+            ErrorKind::HeaderMismatch => -32020,
+            ErrorKind::MissingClientCapability => -32021,
             ErrorKind::ProtocolVersionMismatch => -32022,
             ErrorKind::RequestCancelled => -32800,
             ErrorKind::UrlElicitationRequired => -32042,
@@ -151,6 +159,8 @@ impl ErrorKind {
             -32005 => ErrorKind::NotInitialized,
             -32006 => ErrorKind::AlreadyConnected,
             -32008 => ErrorKind::LimitExceeded,
+            -32020 => ErrorKind::HeaderMismatch,
+            -32021 => ErrorKind::MissingClientCapability,
             -32022 => ErrorKind::ProtocolVersionMismatch,
             -32800 => ErrorKind::RequestCancelled,
             -32042 => ErrorKind::UrlElicitationRequired,
@@ -176,6 +186,8 @@ impl ErrorKind {
             ErrorKind::DuplicateRegistration => "duplicate registration",
             ErrorKind::LimitExceeded => "limit exceeded",
             ErrorKind::HandlerFailed => "handler failed",
+            ErrorKind::HeaderMismatch => "header mismatch",
+            ErrorKind::MissingClientCapability => "missing required client capability",
             ErrorKind::ProtocolVersionMismatch => "protocol version mismatch",
             ErrorKind::RequestCancelled => "request cancelled",
             ErrorKind::UrlElicitationRequired => "URL elicitation required",

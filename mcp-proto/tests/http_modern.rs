@@ -10,7 +10,9 @@ use endpoint::EndpointExt;
 use http::request::Parts;
 use http::{Response, StatusCode};
 use mcp_proto::codec::sse::SseDecoder;
-use mcp_proto::http::{Body, Endpoint, EndpointConfig, ResponseMode, StreamPoll};
+use mcp_proto::http::{
+    Body, DeferredHead, Endpoint, EndpointConfig, ResponseMode, StreamPoll, reply_status,
+};
 use mcp_proto::session::{Config, Event};
 use mcp_proto::{Instant, ProtocolVersion};
 use serde_json::value::RawValue;
@@ -142,8 +144,10 @@ fn an_sse_reply_carries_the_requests_log_messages_then_its_response() {
         ("mcp-name", "echo"),
     ]);
     let r = ep.handle_request(NOW, &p, b.as_bytes(), None);
-    assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    // The head waits: JSON with the answer's status, unless something goes out first.
+    assert!(r.extensions().get::<DeferredHead>().is_some());
+    let stream = r.body().stream().unwrap();
+    assert!(!ep.stream_is_sse(stream));
     let e = ep.poll_event().unwrap();
     let Event::Request(req) = e.event else {
         panic!()
@@ -156,6 +160,8 @@ fn an_sse_reply_carries_the_requests_log_messages_then_its_response() {
         req.id.clone(),
     )
     .unwrap();
+    // A log message before the answer: the reply is an SSE stream.
+    assert!(ep.stream_is_sse(stream));
     ep.respond(NOW, e.session, &req.id, raw(r#"{"content":[]}"#))
         .unwrap();
     let mut d = SseDecoder::new(1 << 20);
@@ -238,7 +244,23 @@ fn the_transport_checks_its_headers_against_the_body() {
     );
     assert_eq!(
         (s, v["error"]["code"].clone()),
-        (StatusCode::BAD_REQUEST, json!(-32022)),
+        (StatusCode::BAD_REQUEST, json!(-32020)),
+        "{v}"
+    );
+    // The same for a version the server does not know: the mismatch is reported first.
+    m["io.modelcontextprotocol/protocolVersion"] = json!("v999");
+    let b = json!({"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta": m}}).to_string();
+    let (s, v) = call(
+        &mut ep,
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        &b,
+    );
+    assert_eq!(
+        (s, v["error"]["code"].clone(), v["id"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32020), json!(8)),
         "{v}"
     );
 }
@@ -251,7 +273,10 @@ fn the_revisions_errors_have_their_status_and_the_requests_id() {
         ("mcp-protocol-version", "2099-01-01"),
         ("mcp-method", "tools/list"),
     ]);
-    let r = ep.handle_request(NOW, &p, body(1, "tools/list", json!({})).as_bytes(), None);
+    let mut m = meta("2026-07-28");
+    m["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let b = json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta": m}}).to_string();
+    let r = ep.handle_request(NOW, &p, b.as_bytes(), None);
     let v = json_of(&r);
     assert_eq!(
         (r.status(), v["error"]["code"].clone(), v["id"].clone()),
@@ -352,4 +377,58 @@ fn the_legacy_form_is_served_beside_it() {
         None,
     );
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+}
+
+#[test]
+fn a_reply_answered_later_is_json_with_the_answers_status_unless_something_went_first() {
+    for mode in [ResponseMode::Sse, ResponseMode::Json] {
+        let mut ep = Endpoint::new(config(mode));
+        let mut params = json!({"name": "echo", "arguments": {}});
+        params["_meta"] = meta("2026-07-28");
+        let b = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+            .to_string();
+        let p = parts(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ]);
+        let r = ep.handle_request(NOW, &p, b.as_bytes(), None);
+        assert!(r.extensions().get::<DeferredHead>().is_some(), "{mode:?}");
+        let stream = r.body().stream().unwrap();
+        let e = ep.poll_event().unwrap();
+        let Event::Request(req) = e.event else {
+            panic!()
+        };
+        // The handler needs a capability the client did not declare: -32021, HTTP 400.
+        let err = mcp_proto::Error::new(
+            mcp_proto::ErrorKind::MissingClientCapability,
+            "needs sampling",
+        );
+        ep.respond_error(NOW, e.session, &req.id, err).unwrap();
+        let mut out = Vec::new();
+        assert!(matches!(
+            ep.poll_stream(stream, &mut out),
+            StreamPoll::Data(_)
+        ));
+        assert!(!ep.stream_is_sse(stream), "{mode:?}");
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(9), json!(-32021))
+        );
+        assert_eq!(reply_status(&out), StatusCode::BAD_REQUEST);
+        assert!(matches!(
+            ep.poll_stream(stream, &mut out),
+            StreamPoll::Closed
+        ));
+    }
+    assert_eq!(
+        reply_status(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}"#),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        reply_status(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
+        StatusCode::OK
+    );
+    assert_eq!(reply_status(b"not json"), StatusCode::OK);
 }

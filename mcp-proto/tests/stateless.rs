@@ -393,3 +393,69 @@ fn auto_falls_back_to_the_handshake_and_discover_alone_fails() {
     let t = c.poll_transmit(&mut buf).unwrap();
     assert_eq!(t.method, Some("initialize"));
 }
+
+/// A client that sent `server/discover` gets `reply` (a JSON-RPC error object) to it; returns
+/// the method it sends next, or the error it closed with.
+fn discover_refused(
+    discovery: mcp_proto::session::Discovery,
+    error: Value,
+) -> Result<Option<&'static str>, ErrorKind> {
+    let mut c = client(discovery);
+    c.start(NOW).unwrap();
+    let mut buf = Vec::new();
+    let t = c.poll_transmit(&mut buf).unwrap();
+    assert_eq!(t.method, Some("server/discover"));
+    let sent: Value = serde_json::from_slice(&buf).unwrap();
+    let reply = json!({"jsonrpc": "2.0", "id": sent["id"], "error": error});
+    c.handle_message(NOW, reply.to_string().as_bytes());
+    while let Some(e) = c.poll_event() {
+        if let Event::Closed(Some(e)) = e {
+            return Err(e.kind());
+        }
+    }
+    buf.clear();
+    Ok(c.poll_transmit(&mut buf).and_then(|t| t.method))
+}
+
+#[test]
+fn a_refused_discover_is_asked_again_or_reported_never_hidden() {
+    use mcp_proto::session::Discovery;
+    let unsupported = |supported: Value| {
+        json!({"code": -32022, "message": "Unsupported protocol version",
+               "data": {"supported": supported, "requested": "2026-07-28"}})
+    };
+    for d in [Discovery::Auto, Discovery::Discover] {
+        // -32022 naming a stateless version this client speaks: asked again at it.
+        assert_eq!(
+            discover_refused(d, unsupported(json!(["2026-07-28"]))),
+            Ok(Some("server/discover"))
+        );
+        // Naming only versions this client does not speak: the real error, not a handshake.
+        assert_eq!(
+            discover_refused(d, unsupported(json!(["2099-01-01"]))),
+            Err(ErrorKind::ProtocolVersionMismatch)
+        );
+        // -32020 and -32021 come only from servers of the stateless era.
+        assert_eq!(
+            discover_refused(d, json!({"code": -32020, "message": "Header mismatch"})),
+            Err(ErrorKind::HeaderMismatch)
+        );
+    }
+    // Naming a handshake version: Auto runs the handshake, Discover reports the error.
+    assert_eq!(
+        discover_refused(Discovery::Auto, unsupported(json!(["2025-11-25"]))),
+        Ok(Some("initialize"))
+    );
+    assert_eq!(
+        discover_refused(Discovery::Discover, unsupported(json!(["2025-11-25"]))),
+        Err(ErrorKind::ProtocolVersionMismatch)
+    );
+    // Anything else (a handshake-era server's answer): Auto runs the handshake.
+    assert_eq!(
+        discover_refused(
+            Discovery::Auto,
+            json!({"code": -32601, "message": "Method not found"})
+        ),
+        Ok(Some("initialize"))
+    );
+}

@@ -373,6 +373,8 @@ pub struct Client {
     server: PeerInfo,
     state: Arc<ClientState>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
+    /// Stateless era: how calls answer `input_required`.
+    rounds: Option<crate::mrtr::ClientRounds>,
     /// Resolves when the connection task has ended (its transport closed and flushed).
     ended: futures_util::future::Shared<oneshot::Receiver<()>>,
     _guard: Arc<Guard>,
@@ -401,18 +403,19 @@ impl Client {
             fanout: Mutex::new(Fanout::default()),
             listen: std::sync::OnceLock::new(),
         });
-        let service = ClientService {
+        let service = Arc::new(ClientService {
             state: state.clone(),
             sampling: options.sampling,
             elicitation: options.elicitation,
             roots: options.roots.clone(),
-        };
+        });
+        let default_timeout = config.request_timeout;
         let session = Session::client(config);
         let (peer, conn, ready) = connection(
             rt.clone(),
             session,
             transport,
-            Arc::new(service),
+            service.clone(),
             options.telemetry,
         );
         // Closes the connection when the last client drops, and as well when this future is
@@ -431,6 +434,16 @@ impl Client {
                 "the connection closed during the handshake",
             )
         })??;
+        // 2026-07-28: calls go through `input_required` rounds, answered by the same
+        // handlers as the handshake era's server requests.
+        let rounds = server.version.is_stateless().then(|| {
+            let clock_rt = rt.clone();
+            crate::mrtr::ClientRounds {
+                answerer: service,
+                clock: Arc::new(move || clock_rt.now()),
+                default_timeout,
+            }
+        });
         if server.version.is_stateless() {
             let caches = Arc::downgrade(&state);
             let forget = Box::new(move || {
@@ -438,11 +451,14 @@ impl Client {
                     *lock(&s.caches) = Caches::default();
                 }
             });
-            let _ = state
-                .listen
-                .set(listen::Listen::new(peer.clone(), Arc::new(rt), forget));
+            let _ = state.listen.set(listen::Listen::new(
+                peer.clone(),
+                Arc::new(rt.clone()),
+                forget,
+            ));
         }
         Ok(Client {
+            rounds,
             ended: futures_util::FutureExt::shared(ended_rx),
             _guard: guard,
             peer,
@@ -510,13 +526,21 @@ impl Client {
         self.peer.request_with(method, &params).typed().await
     }
 
-    /// `tools/list`, every page.
+    /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are left out.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
         loop {
             let page: ListToolsResult = self.page("tools/list", cursor).await?;
-            all.extend(page.tools);
+            // A tool whose `x-mcp-header` annotations are invalid is left out (SEP-2243):
+            // its calls could not be sent right.
+            all.extend(page.tools.into_iter().filter(|t| match t.param_headers() {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::warn!(target: "mcp", tool = %t.name, %why, "tool left out");
+                    false
+                }
+            }));
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(all),
@@ -555,6 +579,7 @@ impl Client {
         };
         ToolCall {
             request: self.peer.request_with("tools/call", &params),
+            rounds: self.rounds.clone(),
         }
     }
 
@@ -632,9 +657,7 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.peer
-            .request_with("resources/read", &params)
-            .typed()
+        self.with_rounds(self.peer.request_with("resources/read", &params))
             .await
     }
 
@@ -727,7 +750,27 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.peer.request_with("prompts/get", &params).typed().await
+        self.with_rounds(self.peer.request_with("prompts/get", &params))
+            .await
+    }
+
+    /// A request that may answer `input_required` (2026-07-28): its rounds, then the result.
+    async fn with_rounds<T: serde::de::DeserializeOwned>(
+        &self,
+        request: Request,
+    ) -> Result<T, Error> {
+        match &self.rounds {
+            None => request.typed().await,
+            Some(rounds) => {
+                let raw = rounds.clone().run(request).await?;
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    Error::new(
+                        ErrorKind::ProtocolInvalid,
+                        format!("unexpected result shape: {e}"),
+                    )
+                })
+            }
+        }
     }
 
     /// `completion/complete`.
@@ -788,6 +831,7 @@ impl Client {
 #[must_use = "a tool call does nothing until awaited"]
 pub struct ToolCall {
     request: Request,
+    rounds: Option<crate::mrtr::ClientRounds>,
 }
 
 impl ToolCall {
@@ -812,13 +856,24 @@ impl ToolCall {
 
 /// The future of a tool call.
 pub struct ToolCallFuture {
-    inner: ResponseFuture,
+    inner: CallInner,
+}
+
+enum CallInner {
+    /// One request.
+    Once(ResponseFuture),
+    /// Through `input_required` rounds (2026-07-28).
+    Rounds(BoxFuture<Result<Box<RawValue>, Error>>),
 }
 
 impl Future for ToolCallFuture {
     type Output = Result<CallToolResult, Error>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match Pin::new(&mut self.inner).poll(cx) {
+        let polled = match &mut self.inner {
+            CallInner::Once(f) => Pin::new(f).poll(cx),
+            CallInner::Rounds(f) => f.as_mut().poll(cx),
+        };
+        match polled {
             Poll::Pending => Poll::Pending,
             Poll::Ready(r) => Poll::Ready(r.and_then(|raw| {
                 serde_json::from_str(raw.get()).map_err(|e| {
@@ -836,9 +891,11 @@ impl IntoFuture for ToolCall {
     type Output = Result<CallToolResult, Error>;
     type IntoFuture = ToolCallFuture;
     fn into_future(self) -> ToolCallFuture {
-        ToolCallFuture {
-            inner: self.request.into_future(),
-        }
+        let inner = match self.rounds {
+            Some(rounds) => CallInner::Rounds(Box::pin(rounds.run(self.request))),
+            None => CallInner::Once(self.request.into_future()),
+        };
+        ToolCallFuture { inner }
     }
 }
 

@@ -272,6 +272,8 @@ struct StreamSlot {
     tx: mpsc::Sender<Vec<u8>>,
     /// The endpoint may have data for it: pull when the channel has room.
     want: bool,
+    /// Its reply's head waits for the first data ([`mcp_proto::http::DeferredHead`]).
+    held: bool,
 }
 
 type CommandStream = Pin<Box<dyn Stream<Item = (SessionId, Command)> + Send>>;
@@ -300,6 +302,10 @@ pub struct HttpEngine<R: Runtime> {
     /// Streamed replies held until the end of the current turn: a reply whose stream the
     /// endpoint completed in the meantime (a fast handler) goes out as one complete body.
     deferred: Vec<(Reply, http::Response<HttpBody>)>,
+    /// Replies whose head waits for their first data (2026-07-28: JSON with the answer's
+    /// status, or SSE), and whether each turned out SSE once it had data.
+    held: Vec<(Reply, http::Response<HttpBody>)>,
+    heads: HashMap<StreamId, bool>,
     /// The streams whose `want` flag is set, each once.
     wanted: Vec<StreamId>,
 }
@@ -345,6 +351,8 @@ impl<R: Runtime> HttpEngine<R> {
             buf: Vec::new(),
             telemetry: Telemetry::default(),
             deferred: Vec::new(),
+            held: Vec::new(),
+            heads: HashMap::new(),
             wanted: Vec::new(),
         }
     }
@@ -383,12 +391,23 @@ impl<R: Runtime> HttpEngine<R> {
                 let random = self.random.next();
                 let resp = self.endpoint.handle_request(now, &parts, &body, random);
                 let (head, body) = resp.into_parts();
+                let held = head
+                    .extensions
+                    .get::<mcp_proto::http::DeferredHead>()
+                    .is_some();
                 let body = match body {
                     Body::Empty => HttpBody::Empty,
                     Body::Full(b) => HttpBody::Full(b),
                     Body::Stream(id) => {
                         let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
-                        self.streams.insert(id, StreamSlot { tx, want: true });
+                        self.streams.insert(
+                            id,
+                            StreamSlot {
+                                tx,
+                                want: true,
+                                held,
+                            },
+                        );
                         self.wanted.push(id);
                         HttpBody::Stream(SseStream {
                             id,
@@ -412,9 +431,42 @@ impl<R: Runtime> HttpEngine<R> {
     /// Sends the replies held during this turn. A stream the endpoint already ended (its
     /// slot is gone, everything it had is in the channel) becomes a complete body: one
     /// wake-up of the HTTP task instead of one per chunk and one for the end.
-    fn flush_deferred(&mut self, now: Instant) {
-        for (reply, resp) in std::mem::take(&mut self.deferred) {
-            let (head, body) = resp.into_parts();
+    fn flush_deferred(&mut self, cx: &mut Context<'_>, now: Instant) {
+        let mut replies = std::mem::take(&mut self.held);
+        replies.append(&mut self.deferred);
+        for (mut reply, resp) in replies {
+            let held = match resp.body() {
+                HttpBody::Stream(s)
+                    if resp
+                        .extensions()
+                        .get::<mcp_proto::http::DeferredHead>()
+                        .is_some() =>
+                {
+                    Some(s.id)
+                }
+                _ => None,
+            };
+            let mut sse_head = None;
+            if let Some(id) = held {
+                let finished = !self.streams.contains_key(&id);
+                match self.heads.remove(&id) {
+                    None if !finished => {
+                        // No data yet: the head waits, unless the client went away.
+                        if reply.poll_canceled(cx).is_ready() {
+                            if let HttpBody::Stream(mut s) = resp.into_body() {
+                                s.done = true;
+                            }
+                            self.streams.remove(&id);
+                            self.endpoint.stream_closed(now, id);
+                        } else {
+                            self.held.push((reply, resp));
+                        }
+                        continue;
+                    }
+                    decided => sse_head = Some(decided.unwrap_or(false)),
+                }
+            }
+            let (mut head, body) = resp.into_parts();
             let body = match body {
                 HttpBody::Stream(mut s) if !self.streams.contains_key(&s.id) => {
                     // The slot held the only sender: the channel is closed, and `try_recv`
@@ -428,6 +480,21 @@ impl<R: Runtime> HttpEngine<R> {
                 }
                 other => other,
             };
+            match (sse_head, &body) {
+                (Some(true), _) => {
+                    head.status = http::StatusCode::OK;
+                    head.headers.insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("text/event-stream"),
+                    );
+                    head.headers.insert(
+                        http::header::CACHE_CONTROL,
+                        http::HeaderValue::from_static("no-cache"),
+                    );
+                }
+                (Some(false), HttpBody::Full(b)) => head.status = mcp_proto::http::reply_status(b),
+                _ => {}
+            }
             if let Err(resp) = reply.send(http::Response::from_parts(head, body)) {
                 // The HTTP handler went away before the reply: its stream is closed.
                 if let HttpBody::Stream(mut s) = resp.into_body() {
@@ -468,6 +535,10 @@ impl<R: Runtime> HttpEngine<R> {
                 self.buf.clear();
                 match self.endpoint.poll_stream(id, &mut self.buf) {
                     mcp_proto::http::StreamPoll::Data(_) => {
+                        if slot.held {
+                            slot.held = false;
+                            self.heads.insert(id, self.endpoint.stream_is_sse(id));
+                        }
                         let chunk = std::mem::take(&mut self.buf);
                         progressed = true;
                         if slot.tx.start_send(chunk).is_err() {
@@ -639,11 +710,11 @@ impl<R: Runtime> Future for HttpEngine<R> {
                 return Poll::Pending;
             }
             if !progressed {
-                this.flush_deferred(now);
+                this.flush_deferred(cx, now);
                 return Poll::Pending;
             }
         }
-        this.flush_deferred(this.rt.now());
+        this.flush_deferred(cx, this.rt.now());
         cx.waker().wake_by_ref();
         Poll::Pending
     }

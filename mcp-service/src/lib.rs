@@ -63,6 +63,7 @@ pub use notifications::Notifications;
 pub use telemetry::{Telemetry, TelemetryEvent};
 pub mod client;
 pub mod elicitation;
+pub mod mrtr;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod server;

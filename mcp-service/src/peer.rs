@@ -275,6 +275,17 @@ impl Request {
         self
     }
 
+    /// What the request is made of.
+    pub(crate) fn parts(self) -> RequestParts {
+        RequestParts {
+            peer: self.peer,
+            method: self.method,
+            params: self.params,
+            opts: self.opts,
+            progress: self.progress,
+        }
+    }
+
     /// Awaits the result and deserialises it into `T`.
     pub async fn typed<T: DeserializeOwned>(self) -> Result<T, Error> {
         let raw = self.await?;
@@ -284,6 +295,33 @@ impl Request {
                 format!("unexpected result shape: {e}"),
             )
         })
+    }
+}
+
+/// What a [`Request`] is made of (a retried request is rebuilt from them).
+pub(crate) struct RequestParts {
+    pub(crate) peer: Peer,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) params: Result<Option<Box<RawValue>>, Error>,
+    pub(crate) opts: RequestOptions,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl RequestParts {
+    /// A request of these parts with `params` and `opts` (and `progress`).
+    pub(crate) fn request(
+        &self,
+        params: Box<RawValue>,
+        opts: RequestOptions,
+        progress: Option<ProgressFn>,
+    ) -> Request {
+        Request {
+            peer: self.peer.clone(),
+            method: self.method.clone(),
+            params: Ok(Some(params)),
+            opts,
+            progress,
+        }
     }
 }
 

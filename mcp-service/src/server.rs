@@ -48,6 +48,7 @@ use mcp_proto::schema::{
     LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt,
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
     ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    tools::InputRequest,
 };
 use mcp_proto::session::{Change, Config, Session, Subscription};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
@@ -57,6 +58,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::connection::{Transport, connection};
+use crate::mrtr::{RequestStateKeys, Rounds};
 use crate::peer::Peer;
 use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
@@ -121,6 +123,8 @@ pub struct ToolContext {
     conn: Arc<ConnState>,
     /// Items streamed so far (their count numbers the next one).
     streamed: Arc<Mutex<Vec<Content>>>,
+    /// A stateless-era request that may answer `input_required`: its answers and asks.
+    rounds: Option<Arc<Rounds>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -237,30 +241,175 @@ impl ToolContext {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// For a handshake-era client this is a request to the client. For a 2026-07-28 client the
+    /// call is answered `input_required` with this ask, and the retry brings the answer (see
+    /// [`crate::mrtr`]): the handler runs again and this returns it at once. Asks are keyed
+    /// `sampling-1`, `sampling-2`, … in the order they are made; [`create_message_as`]
+    /// names the key instead.
+    ///
+    /// # Errors
+    /// The client's error; -32021 (`MissingClientCapability`) for a 2026-07-28 client that did
+    /// not declare `sampling`; -32602 when its answer is not a `CreateMessageResult`.
+    ///
+    /// [`create_message_as`]: Self::create_message_as
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
-        self.request
-            .request("sampling/createMessage", &params)
-            .typed()
+        self.ask(None, "sampling", InputRequest::CreateMessage(params))
             .await
     }
 
-    /// Asks the user for input (`elicitation/create`).
+    /// [`create_message`](Self::create_message) under the input key `key` (2026-07-28).
+    ///
+    /// # Errors
+    /// As [`create_message`](Self::create_message).
+    pub async fn create_message_as(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Error> {
+        self.ask(Some(key), "sampling", InputRequest::CreateMessage(params))
+            .await
+    }
+
+    /// Asks the user for input (`elicitation/create`); for a 2026-07-28 client through an
+    /// `input_required` round, as [`create_message`](Self::create_message) describes (keys
+    /// `elicitation-1`, …).
+    ///
+    /// # Errors
+    /// The client's error; -32021 for a 2026-07-28 client that did not declare `elicitation`;
+    /// -32602 when its answer is not an `ElicitResult`.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
-        self.request
-            .request("elicitation/create", &params)
-            .typed()
+        self.ask(None, "elicitation", InputRequest::Elicit(params))
             .await
     }
 
-    /// Asks the client for its roots (`roots/list`).
-    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
-        self.request
-            .request("roots/list", &serde_json::json!({}))
-            .typed()
+    /// [`elicit`](Self::elicit) under the input key `key` (2026-07-28).
+    ///
+    /// # Errors
+    /// As [`elicit`](Self::elicit).
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, Error> {
+        self.ask(Some(key), "elicitation", InputRequest::Elicit(params))
             .await
+    }
+
+    /// Asks the client for its roots (`roots/list`); for a 2026-07-28 client through an
+    /// `input_required` round, as [`create_message`](Self::create_message) describes (keys
+    /// `roots-1`, …).
+    ///
+    /// # Errors
+    /// The client's error; -32021 for a 2026-07-28 client that did not declare `roots`;
+    /// -32602 when its answer is not a `ListRootsResult`.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, Error> {
+        self.ask(None, "roots", InputRequest::ListRoots(None)).await
+    }
+
+    /// [`list_roots`](Self::list_roots) under the input key `key` (2026-07-28).
+    ///
+    /// # Errors
+    /// As [`list_roots`](Self::list_roots).
+    pub async fn list_roots_as(&self, key: &str) -> Result<ListRootsResult, Error> {
+        self.ask(Some(key), "roots", InputRequest::ListRoots(None))
+            .await
+    }
+
+    /// How many `input_required` rounds this request went through before this run of its
+    /// handler (0 on the first; always 0 for a handshake-era client). A non-zero count comes
+    /// from a `requestState` this server sealed and checked.
+    pub fn input_round(&self) -> u32 {
+        self.rounds.as_ref().map_or(0, |r| r.round())
+    }
+
+    /// Whether the client declared the capability `name` (`"sampling"`, `"elicitation"`,
+    /// `"roots"`, …): in the request's `_meta` for a 2026-07-28 client, at the handshake
+    /// otherwise.
+    pub fn client_has_capability(&self, name: &str) -> bool {
+        let has = |caps: &RawValue| {
+            serde_json::from_str::<Map<String, Value>>(caps.get())
+                .is_ok_and(|m| m.contains_key(name))
+        };
+        match self.request.era() {
+            Some(era) => has(&era.client_capabilities),
+            None => self.peer().info().is_some_and(|i| has(&i.capabilities)),
+        }
+    }
+
+    /// For a 2026-07-28 request of an MRTR method: reads its answers and `requestState`.
+    fn start_rounds(
+        &mut self,
+        method: &'static str,
+        name: &str,
+        arguments: Option<&RawValue>,
+        params: Option<&RawValue>,
+    ) -> Result<(), Error> {
+        if let Some(era) = self.request.era() {
+            let rounds = Rounds::start(
+                &self.server.state_keys,
+                method,
+                name,
+                arguments,
+                params,
+                &era.client_capabilities,
+            )?;
+            self.rounds = Some(Arc::new(rounds));
+        }
+        Ok(())
+    }
+
+    /// The handler's future, answered `input_required` when it waits on an ask without an
+    /// answer (2026-07-28), as it is otherwise.
+    fn rounds_of<F>(self, fut: F) -> BoxFuture<Result<Box<RawValue>, Error>>
+    where
+        F: Future<Output = Result<Box<RawValue>, Error>> + Send + 'static,
+    {
+        match self.rounds {
+            Some(rounds) => Box::pin(crate::mrtr::run(
+                fut,
+                rounds,
+                self.server.state_keys.clone(),
+            )),
+            None => Box::pin(fut),
+        }
+    }
+
+    /// One ask, by era: a request to a handshake-era client, a round for a 2026-07-28 one.
+    async fn ask<T: DeserializeOwned>(
+        &self,
+        key: Option<&str>,
+        capability: &str,
+        request: InputRequest,
+    ) -> Result<T, Error> {
+        if self.request.era().is_some() {
+            return match &self.rounds {
+                Some(rounds) => rounds.ask(key, capability, request).await,
+                None => Err(Error::internal(format!(
+                    "`{}` cannot be asked here: with a 2026-07-28 client only tools/call, \
+                     prompts/get and resources/read may ask for input",
+                    request.method()
+                ))),
+            };
+        }
+        let method = match &request {
+            InputRequest::CreateMessage(_) => "sampling/createMessage",
+            InputRequest::Elicit(_) => "elicitation/create",
+            _ => "roots/list",
+        };
+        match request {
+            InputRequest::CreateMessage(p) => self.request.request(method, &p).typed().await,
+            InputRequest::Elicit(p) => self.request.request(method, &p).typed().await,
+            _ => {
+                self.request
+                    .request(method, &serde_json::json!({}))
+                    .typed()
+                    .await
+            }
+        }
     }
 }
 
@@ -347,6 +496,20 @@ type AuthorizerFn = dyn Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync;
 struct ToolEntry {
     tool: Tool,
     handler: Arc<ToolFn>,
+    /// Its `x-mcp-header` annotations, when it has any (checked at registration).
+    param_headers: Option<Arc<[mcp_proto::schema::tools::ParamHeader]>>,
+}
+
+/// A tool's annotations, or why they are invalid (a registration error).
+fn annotations(tool: &Tool) -> Result<Option<Arc<[mcp_proto::schema::tools::ParamHeader]>>, Error> {
+    match tool.param_headers() {
+        Ok(h) if h.is_empty() => Ok(None),
+        Ok(h) => Ok(Some(h.into())),
+        Err(why) => Err(Error::invalid_params(format!(
+            "tool `{}` has an invalid `x-mcp-header`: {why}",
+            tool.name
+        ))),
+    }
 }
 
 struct ResourceEntry {
@@ -468,6 +631,7 @@ struct Inner {
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
     cache: (u64, CacheScope),
+    state_keys: Arc<RequestStateKeys>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -494,6 +658,7 @@ pub struct ServerBuilder {
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
     cache: (u64, CacheScope),
+    state_keys: Option<RequestStateKeys>,
     telemetry: Telemetry,
     error: Option<Error>,
 }
@@ -637,9 +802,17 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
+        let param_headers = match annotations(&tool) {
+            Ok(h) => h,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                return self;
+            }
+        };
         if let Err(taken) = insert_unique(&mut self.registry.tools, name, || ToolEntry {
             tool,
             handler: boxed_tool(handler),
+            param_headers,
         }) {
             self.duplicate("tool", &taken);
         }
@@ -734,6 +907,25 @@ impl ServerBuilder {
         self
     }
 
+    /// The key ring that seals the `requestState` of multi round-trip requests (see
+    /// [`crate::mrtr`]). Every replica that may receive a retry needs the same keys. Default:
+    /// one random key drawn at [`build`](Self::build), with the server's name as audience
+    /// (states then open only in this process).
+    ///
+    /// ```
+    /// use mcp_service::mrtr::RequestStateKeys;
+    /// use mcp_service::server::Server;
+    ///
+    /// let keys = RequestStateKeys::new("notes", [("k1", b"0123456789abcdef0123456789abcdef".to_vec())])?;
+    /// let server = Server::builder("notes", "1.0").request_state_keys(keys).build();
+    /// # let _ = server;
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    pub fn request_state_keys(mut self, keys: RequestStateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
     /// The telemetry hub (observers and subscriptions).
     pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
         self.telemetry = telemetry;
@@ -759,6 +951,10 @@ impl ServerBuilder {
         }
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
+        let state_keys = match self.state_keys {
+            Some(k) => k,
+            None => RequestStateKeys::random(&self.info.name)?,
+        };
         Ok(Server {
             inner: Arc::new(Inner {
                 config: self.config,
@@ -768,6 +964,7 @@ impl ServerBuilder {
                 authorizer: self.authorizer,
                 page_size: self.page_size,
                 cache: self.cache,
+                state_keys: Arc::new(state_keys),
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -803,6 +1000,7 @@ impl Server {
             authorizer: None,
             page_size: 100,
             cache: (0, CacheScope::Private),
+            state_keys: None,
             telemetry: Telemetry::default(),
             error: None,
         }
@@ -858,8 +1056,17 @@ impl Server {
     pub fn http_service<R: Runtime>(
         &self,
         rt: R,
-        config: mcp_proto::http::EndpointConfig,
+        mut config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
+        if config.tool_headers.is_none() {
+            // The registry's annotations, read at each 2026-07-28 `tools/call`.
+            let inner = Arc::downgrade(&self.inner);
+            config.tool_headers = Some(Arc::new(move |tool: &str| {
+                let inner = inner.upgrade()?;
+                let reg = inner.registry.read().unwrap_or_else(|e| e.into_inner());
+                reg.tools.get(tool).and_then(|t| t.param_headers.clone())
+            }));
+        }
         let server = self.clone();
         crate::http_engine::HttpEngine::new(
             rt,
@@ -995,6 +1202,7 @@ impl Server {
         R: IntoToolResult + 'static,
     {
         let key = tool.name.clone();
+        let param_headers = annotations(&tool)?;
         self.register(
             TOOLS_CHANGED,
             "tool",
@@ -1003,6 +1211,7 @@ impl Server {
             || ToolEntry {
                 tool,
                 handler: boxed_tool(handler),
+                param_headers,
             },
         )
     }
@@ -1230,6 +1439,7 @@ impl Service for ServerService {
             server: inner.clone(),
             conn: conn.clone(),
             streamed: Arc::new(Mutex::new(Vec::new())),
+            rounds: None,
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();
@@ -1291,8 +1501,12 @@ impl Service for ServerService {
                         call.name
                     ))));
                 };
+                let mut hcx = hcx;
+                if let Err(e) = hcx.start_rounds("tools/call", &call.name, arguments, p) {
+                    return sync(Err(e));
+                }
                 let fut = (entry.handler)(arguments, hcx.clone());
-                Box::pin(async move {
+                hcx.clone().rounds_of(async move {
                     let result = match fut.await {
                         Ok(r) => r,
                         Err(e) if tool_failure(&e) => CallToolResult::error(e.message().to_owned()),
@@ -1372,8 +1586,12 @@ impl Service for ServerService {
                     );
                     return sync(Err(e));
                 };
-                let fut = handler(q.uri, vars, hcx);
-                Box::pin(async move {
+                let mut hcx = hcx;
+                if let Err(e) = hcx.start_rounds("resources/read", &q.uri, None, p) {
+                    return sync(Err(e));
+                }
+                let fut = handler(q.uri, vars, hcx.clone());
+                hcx.rounds_of(async move {
                     let contents = fut.await?;
                     to_raw(&ReadResourceResult {
                         contents,
@@ -1450,8 +1668,16 @@ impl Service for ServerService {
                         ))));
                     }
                 }
-                let fut = (entry.handler)(args, hcx);
-                Box::pin(async move { to_raw(&fut.await?) })
+                let mut hcx = hcx;
+                let args_raw = match hcx.request.era().map(|_| to_raw(&args)).transpose() {
+                    Ok(a) => a,
+                    Err(e) => return sync(Err(e)),
+                };
+                if let Err(e) = hcx.start_rounds("prompts/get", &q.name, args_raw.as_deref(), p) {
+                    return sync(Err(e));
+                }
+                let fut = (entry.handler)(args, hcx.clone());
+                hcx.rounds_of(async move { to_raw(&fut.await?) })
             }
             "completion/complete" => {
                 let q: CompleteRequestParams = match parse_required(p) {

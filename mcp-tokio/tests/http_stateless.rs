@@ -87,3 +87,120 @@ async fn both_eras_over_streamable_http() {
     let e = walk(&old, Discovery::Discover).await.unwrap_err();
     assert!(!e.message().is_empty());
 }
+
+/// One raw HTTP/1.1 POST; the status and the body.
+async fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    let status = out[9..12].parse().unwrap();
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn annotated_arguments_travel_in_mcp_param_headers() {
+    let annotated = Tool::new(
+        "zone",
+        schema_of(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"}
+        }})),
+    );
+    let server = Server::builder("headers", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tool(annotated, |args: Value, _cx: ToolContext| async move {
+            Ok(CallToolResult::text(format!(
+                "{}/{}",
+                args["region"], args["n"]
+            )))
+        })
+        .build();
+    // A tool whose annotation is invalid is refused at registration.
+    let bad = Tool::new(
+        "bad",
+        schema_of(json!({"type": "object", "properties": {
+            "o": {"type": "object", "x-mcp-header": "O"}
+        }})),
+    );
+    assert!(
+        Server::builder("bad", "1")
+            .tool(bad, |_: Value, _cx: ToolContext| async { Ok("") })
+            .try_build()
+            .is_err()
+    );
+    let url = serve(server).await;
+    // Our client mirrors the arguments (the server checks them: a missing or different header
+    // would be a -32020).
+    let client = mcp_tokio::connect_http(
+        TokioRuntime::current(),
+        &url,
+        ClientOptions::default().discovery(Discovery::Discover),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 1);
+    for (args, want) in [
+        (json!({"region": "eu-west", "n": 7}), "\"eu-west\"/7"),
+        (json!({"region": "Zürich "}), "\"Zürich \"/null"),
+        (json!({"n": 1}), "null/1"),
+    ] {
+        let r = client.call_tool("zone", args).await.unwrap();
+        let text = serde_json::to_value(&r).unwrap()["content"][0]["text"].clone();
+        assert_eq!(text, want);
+    }
+    client.shutdown().await;
+    // A raw request whose header disagrees with the body, or lacks it: 400 with -32020.
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "zone", "arguments": {"region": "a"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}
+    }})
+    .to_string();
+    let base = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "zone"),
+    ];
+    for extra in [
+        vec![("mcp-param-region", "b")],
+        vec![],
+        vec![("mcp-param-region", "=?base64?YQ?=")],
+    ] {
+        let mut h = base.to_vec();
+        h.extend(extra.iter().copied());
+        let (status, reply) = raw_post(&url, &h, &body).await;
+        assert_eq!(status, 400, "{extra:?}: {reply}");
+        let v: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (json!(5), json!(-32020))
+        );
+    }
+    // Right, plain or base64: served.
+    for value in ["a", "=?base64?YQ==?="] {
+        let mut h = base.to_vec();
+        h.push(("mcp-param-region", value));
+        let (status, reply) = raw_post(&url, &h, &body).await;
+        assert_eq!(status, 200, "{value}: {reply}");
+    }
+}

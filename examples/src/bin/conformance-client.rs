@@ -127,6 +127,27 @@ async fn run() -> Result<(), String> {
             check_tool_result(&tool, &result)?;
             session.close().await;
         }
+        "json-schema-2020-12-preservation" => {
+            // The focal tool's inputSchema goes back verbatim to the echo tool.
+            let session = Session::connect(&url, options("conformance-client"), http()).await?;
+            let tools = session
+                .client
+                .list_tools()
+                .await
+                .map_err(step("tools/list"))?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("the server offers no json_schema_2020_12_tool")?;
+            let schema = Value::Object(focal.input_schema.clone());
+            let result = session
+                .client
+                .call_tool("json_schema_echo", json!({ "schema": schema }))
+                .await
+                .map_err(step("tools/call json_schema_echo"))?;
+            check_tool_result("json_schema_echo", &result)?;
+            session.close().await;
+        }
         s if s.starts_with("auth/") => {
             let oauth = oauth_client(&context)?;
             let http = http().oauth(oauth, entropy);
@@ -144,8 +165,13 @@ async fn run() -> Result<(), String> {
         _ => {
             let oauth = oauth_client(&context)?;
             let http = http().oauth(oauth, entropy);
-            let session = Session::connect(&url, options("conformance-client"), http).await?;
-            generic_walk(&session.client).await?;
+            let opts = answering(options("conformance-client"));
+            let session = Session::connect(&url, opts, http).await?;
+            match context.get("toolCalls").and_then(Value::as_array) {
+                // The scenario names the calls to make (with their arguments).
+                Some(calls) => scripted_calls(&session.client, calls).await?,
+                None => generic_walk(&session.client).await?,
+            }
             session.close().await;
         }
     }
@@ -197,8 +223,28 @@ fn step(what: &'static str) -> impl Fn(Error) -> String {
     move |e| format!("{what}: {e}")
 }
 
+/// Both eras: `server/discover` first, the handshake when the server is of the handshake era.
 fn options(name: &str) -> ClientOptions {
     ClientOptions::new(name, env!("CARGO_PKG_VERSION"))
+        .versions(&mcp_proto::ProtocolVersion::ALL)
+        .discovery(mcp_proto::session::Discovery::Auto)
+}
+
+/// `options` that answer the server's input (elicitation with the form's defaults, a fixed
+/// sampling answer, one root): as server requests in the handshake era, as `input_required`
+/// rounds in the stateless era.
+fn answering(options: ClientOptions) -> ClientOptions {
+    options
+        .elicitation(
+            |params, _cx| async move { Ok(accept_with_defaults(&params, BTreeMap::new())) },
+        )
+        .sampling(|_params, _cx| async move {
+            Ok(mcp_service::schema::CreateMessageResult::text(
+                "conformance-model",
+                "a sampled answer",
+            ))
+        })
+        .roots(vec![mcp_service::schema::Root::new("file:///conformance")])
 }
 
 fn http() -> HttpClientOptions {
@@ -269,7 +315,61 @@ fn capabilities(client: &Client) -> Result<Value, String> {
         .map_err(|e| format!("server capabilities: {e}"))
 }
 
-/// What an unknown scenario gets: everything the server advertises that needs no arguments.
+/// The calls a scenario's context names (`toolCalls: [{name, arguments}]`), each to a tool
+/// the server lists (the client leaves out tools it must not call).
+async fn scripted_calls(client: &Client, calls: &[Value]) -> Result<(), String> {
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list: {e}"))?;
+    for call in calls {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+        if !tools.iter().any(|t| t.name == name) {
+            eprintln!("conformance-client: {name} is not offered; not called");
+            continue;
+        }
+        let args = call.get("arguments").cloned().unwrap_or(json!({}));
+        let result = client
+            .call_tool(name, args)
+            .await
+            .map_err(|e| format!("tools/call {name}: {e}"))?;
+        eprintln!(
+            "conformance-client: {name} -> is_error {:?}",
+            result.is_error
+        );
+    }
+    Ok(())
+}
+
+/// Arguments for a tool's required properties, a plain value of each one's type.
+fn sample_arguments(schema: &serde_json::Map<String, Value>) -> Value {
+    let mut args = serde_json::Map::new();
+    let props = schema.get("properties").and_then(Value::as_object);
+    for name in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        let kind = props
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str);
+        let value = match kind {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("object") => json!({}),
+            Some("array") => json!([]),
+            _ => json!("conformance"),
+        };
+        args.insert(name.to_owned(), value);
+    }
+    Value::Object(args)
+}
+
+/// What an unknown scenario gets: every tool the server advertises (with plain arguments for
+/// the required ones), a resource, the prompts.
 async fn generic_walk(client: &Client) -> Result<(), String> {
     let caps = capabilities(client)?;
     if caps.get("tools").is_some() {
@@ -277,14 +377,9 @@ async fn generic_walk(client: &Client) -> Result<(), String> {
             .list_tools()
             .await
             .map_err(|e| format!("tools/list: {e}"))?;
-        for tool in tools.iter().filter(|t| {
-            t.input_schema
-                .get("required")
-                .and_then(Value::as_array)
-                .is_none_or(|r| r.is_empty())
-        }) {
+        for tool in &tools {
             let result = client
-                .call_tool(&tool.name, json!({}))
+                .call_tool(&tool.name, sample_arguments(&tool.input_schema))
                 .await
                 .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
             eprintln!(
@@ -311,6 +406,8 @@ async fn generic_walk(client: &Client) -> Result<(), String> {
             .await
             .map_err(|e| format!("prompts/list: {e}"))?;
     }
-    client.ping().await.map_err(|e| format!("ping: {e}"))?;
+    if !client.protocol_version().is_stateless() {
+        client.ping().await.map_err(|e| format!("ping: {e}"))?;
+    }
     Ok(())
 }

@@ -51,12 +51,13 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use ::http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use ::http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use ::http::{Method, Request, StatusCode, Uri};
 use bytes::Bytes;
 
 use super::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, single};
 use crate::codec::sse::SseDecoder;
+use crate::schema::tools::ParamHeader;
 use crate::{Duration, Error, ErrorKind, Instant, RequestId};
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -955,13 +956,19 @@ impl ClientTransport {
     /// session. A request's error reply carries a JSON-RPC error, which goes to the session. A
     /// cancellation closes the request's reply instead of being sent; other notifications are
     /// not sent (none is used from client to server over HTTP in this revision).
-    pub fn send_stateless(
+    ///
+    /// `annotations` gives a tool's `x-mcp-header` annotations
+    /// ([`Session::param_headers`](crate::session::Session::param_headers)): a `tools/call`
+    /// mirrors each annotated argument that is present and not `null` into `Mcp-Param-{name}`
+    /// (SEP-2243), encoded as `Mcp-Name` is.
+    pub fn send_stateless<'a>(
         &mut self,
         _now: Instant,
         kind: Outgoing,
         version: &str,
         method: &str,
         body: Bytes,
+        annotations: impl Fn(&str) -> Option<&'a [ParamHeader]>,
     ) {
         if matches!(self.phase, Phase::Closing | Phase::Closed) {
             return;
@@ -984,6 +991,13 @@ impl ClientTransport {
         headers.insert(MCP_METHOD, header_safe(method));
         if let Some(name) = named(method, &body) {
             headers.insert(MCP_NAME, header_safe(&name));
+            if method == "tools/call"
+                && let Some(annotated) = annotations(&name)
+            {
+                for (header, value) in param_values(annotated, &body) {
+                    headers.insert(header, value);
+                }
+            }
         }
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.config.url.clone();
@@ -1411,6 +1425,47 @@ fn named(method: &str, message: &[u8]) -> Option<String> {
         .params?;
     let v = if field_is_uri { p.uri } else { p.name }?;
     Some(String::from(v.as_ref()))
+}
+
+/// The `Mcp-Param-*` headers of a `tools/call` body for its tool's annotations: each
+/// annotated argument that is a string, boolean or integer (`null` and absent ones are left
+/// out).
+fn param_values(annotated: &[ParamHeader], message: &[u8]) -> Vec<(HeaderName, HeaderValue)> {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        params: Option<Params>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let Some(args) = serde_json::from_slice::<Message>(message)
+        .ok()
+        .and_then(|m| m.params)
+        .and_then(|p| p.arguments)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(annotated.len());
+    for a in annotated {
+        let value = match args.get(&a.property) {
+            Some(serde_json::Value::String(s)) => header_safe(s),
+            Some(serde_json::Value::Bool(b)) => {
+                HeaderValue::from_static(if *b { "true" } else { "false" })
+            }
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => {
+                match HeaderValue::try_from(alloc::format!("{n}")) {
+                    Ok(v) => v,
+                    Err(_) => continue,
+                }
+            }
+            _ => continue,
+        };
+        if let Ok(name) = HeaderName::try_from(alloc::format!("mcp-param-{}", a.header)) {
+            out.push((name, value));
+        }
+    }
+    out
 }
 
 /// `value` as a header value: itself when it is visible ASCII without surrounding spaces, else

@@ -104,6 +104,11 @@ impl Default for LegacySse {
 /// Makes the event store of each new session (called once per session).
 pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
 
+/// The `x-mcp-header` annotations of the server's tools, by tool name (see
+/// [`EndpointConfig::tool_headers`]).
+pub type ToolHeaders =
+    Arc<dyn Fn(&str) -> Option<Arc<[crate::schema::tools::ParamHeader]>> + Send + Sync>;
+
 /// Settings of an [`Endpoint`](super::Endpoint).
 #[derive(Clone)]
 pub struct EndpointConfig {
@@ -149,6 +154,10 @@ pub struct EndpointConfig {
     /// stateful (whatever [`stateless`](Self::stateless) says), never resumable, and subject to
     /// the same `Host`/`Origin` checks, body limit and session bound.
     pub legacy_sse: Option<LegacySse>,
+    /// The `x-mcp-header` annotations of the server's tools: a 2026-07-28 `tools/call` must
+    /// carry each annotated argument in its `Mcp-Param-*` header, equal to the body's value
+    /// (else 400 with -32020). `None`: no tool is annotated.
+    pub tool_headers: Option<ToolHeaders>,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -171,6 +180,7 @@ impl fmt::Debug for EndpointConfig {
             .field("sse_retry", &self.sse_retry)
             .field("event_store", &self.event_store.is_some())
             .field("legacy_sse", &self.legacy_sse)
+            .field("tool_headers", &self.tool_headers.is_some())
             .finish()
     }
 }
@@ -210,6 +220,7 @@ impl EndpointConfig {
                 DEFAULT_STORE_BYTES,
             )),
             legacy_sse: None,
+            tool_headers: None,
         }
     }
 

@@ -36,6 +36,7 @@ use crate::version::ProtocolVersion;
 
 mod legacy;
 mod modern;
+pub use modern::{DeferredHead, reply_status};
 
 /// JSON-RPC code of transport-level HTTP errors (implementation-defined server error range).
 const TRANSPORT_ERROR: i64 = -32000;
@@ -98,6 +99,9 @@ enum Kind {
     /// The stream of one POST: its requests, and whether it is answered as one JSON body.
     Post {
         json: bool,
+        /// A 2026-07-28 POST whose reply is JSON unless something related to its request
+        /// goes out before the answer: then it becomes an SSE stream (see [`DeferredHead`]).
+        lazy: bool,
         outstanding: BTreeSet<RequestId>,
         /// JSON mode: the messages of the body.
         parts: Vec<Vec<u8>>,
@@ -119,6 +123,19 @@ impl Logical {
     fn is_json(&self) -> bool {
         matches!(self.kind, Kind::Post { json: true, .. })
     }
+
+    /// Takes messages related to its requests: an SSE stream, or a lazy one (which becomes
+    /// SSE on the first).
+    fn takes_related(&self) -> bool {
+        !matches!(
+            self.kind,
+            Kind::Post {
+                json: true,
+                lazy: false,
+                ..
+            }
+        )
+    }
 }
 
 /// One reply body being pulled by the driver.
@@ -131,6 +148,8 @@ struct Conn {
     finished: bool,
     /// Returned `Pending` since it last got something: wake it on the next change.
     waiting: bool,
+    /// Its body is SSE (else one JSON body).
+    sse: bool,
 }
 
 struct Entry {
@@ -660,12 +679,25 @@ impl Endpoint {
         c: &Classified,
         json: bool,
     ) -> (u64, StreamId) {
+        self.open_post_as(entry, sid, c, json, false)
+    }
+
+    /// [`open_post`](Self::open_post), `lazy`: JSON unless something goes out before the
+    /// answer (the 2026-07-28 transport's replies; see [`DeferredHead`]).
+    fn open_post_as(
+        &mut self,
+        entry: &mut Entry,
+        sid: SessionId,
+        c: &Classified,
+        json: bool,
+        lazy: bool,
+    ) -> (u64, StreamId) {
         let l = entry.next_logical;
         entry.next_logical += 1;
         for id in &c.requests {
             entry.routes.insert(id.clone(), l);
         }
-        let conn = self.new_conn(sid, l);
+        let conn = self.new_conn(sid, l, !json);
         if !json && entry.primes() {
             self.prime(conn, l);
         }
@@ -674,6 +706,7 @@ impl Endpoint {
             Logical {
                 kind: Kind::Post {
                     json,
+                    lazy,
                     outstanding: c.requests.iter().cloned().collect(),
                     parts: Vec::new(),
                 },
@@ -684,7 +717,7 @@ impl Endpoint {
         (l, conn)
     }
 
-    fn new_conn(&mut self, sid: SessionId, l: u64) -> StreamId {
+    fn new_conn(&mut self, sid: SessionId, l: u64, sse: bool) -> StreamId {
         let id = StreamId(self.next_conn);
         self.next_conn += 1;
         self.conns.insert(
@@ -695,6 +728,7 @@ impl Endpoint {
                 queue: Vec::new(),
                 finished: false,
                 waiting: false,
+                sse,
             },
         );
         id
@@ -799,7 +833,7 @@ impl Endpoint {
     fn new_standalone(&mut self, entry: &mut Entry, sid: SessionId) -> (u64, StreamId) {
         let l = entry.next_logical;
         entry.next_logical += 1;
-        let conn = self.new_conn(sid, l);
+        let conn = self.new_conn(sid, l, true);
         entry.streams.insert(
             l,
             Logical {
@@ -849,7 +883,7 @@ impl Endpoint {
         if let Some(old) = old {
             self.finish_conn(old);
         }
-        let conn = self.new_conn(sid, l);
+        let conn = self.new_conn(sid, l, true);
         if let Some(c) = self.conns.get_mut(&conn) {
             c.queue = replay;
         }
@@ -874,6 +908,13 @@ impl Endpoint {
     }
 
     // ------------------------------------------------------------------- streams
+
+    /// Whether the body of `stream` is SSE (`text/event-stream`), else one JSON body. Settled
+    /// once the stream has data: for a reply marked [`DeferredHead`], ask on its first
+    /// [`StreamPoll::Data`].
+    pub fn stream_is_sse(&self, stream: StreamId) -> bool {
+        self.conns.get(&stream).is_some_and(|c| c.sse)
+    }
 
     /// Appends what stream `stream` has to send to `out`.
     #[must_use]
@@ -1197,7 +1238,7 @@ impl Endpoint {
                 .related
                 .as_ref()
                 .and_then(|id| entry.routes.get(id).copied())
-                .filter(|l| entry.streams.get(l).is_some_and(|s| !s.is_json()))
+                .filter(|l| entry.streams.get(l).is_some_and(Logical::takes_related))
                 .or(entry.standalone),
         };
         // A legacy session has one stream for everything (answers whose route is gone too).
@@ -1206,21 +1247,33 @@ impl Endpoint {
         } else {
             target
         };
-        self.deliver(entry, target, bytes);
+        let answer = matches!(t.kind, MessageKind::Response | MessageKind::Batch);
+        self.deliver(entry, target, bytes, answer);
     }
 
-    fn deliver(&mut self, entry: &mut Entry, target: Option<u64>, bytes: &[u8]) {
+    fn deliver(&mut self, entry: &mut Entry, target: Option<u64>, bytes: &[u8], answer: bool) {
         let Some(s) = target.and_then(|l| entry.streams.get_mut(&l).map(|s| (l, s))) else {
             self.stats.messages_dropped += 1;
             return;
         };
         let (l, s) = s;
         if let Kind::Post {
-            json: true, parts, ..
+            json: json @ true,
+            lazy,
+            parts,
+            ..
         } = &mut s.kind
         {
-            parts.push(bytes.to_vec());
-            return;
+            if answer || !*lazy {
+                parts.push(bytes.to_vec());
+                return;
+            }
+            // Something before the answer: the lazy reply becomes an SSE stream.
+            *json = false;
+            *lazy = false;
+            if let Some(conn) = s.conn.and_then(|c| self.conns.get_mut(&c)) {
+                conn.sse = true;
+            }
         }
         let seq = s.next_seq;
         s.next_seq += 1;
@@ -1273,6 +1326,7 @@ impl Endpoint {
             json: true,
             outstanding,
             mut parts,
+            ..
         } = s.kind
         {
             if ending {

@@ -86,9 +86,9 @@ mod session_id;
 
 pub use config::{
     AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, EndpointConfig, EventStoreFactory,
-    LegacySse, ResponseMode,
+    LegacySse, ResponseMode, ToolHeaders,
 };
-pub use endpoint::{Endpoint, SessionEvent, Stats};
+pub use endpoint::{DeferredHead, Endpoint, SessionEvent, Stats, reply_status};
 pub use event_store::{EventStore, MemoryEventStore};
 pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 pub use reply::{Body, StreamId, StreamPoll};

@@ -96,7 +96,88 @@ pub struct Tool {
     pub meta: Option<Meta>,
 }
 
+/// One `x-mcp-header` annotation of a tool's input schema (2026-07-28, SEP-2243): the
+/// argument `property` is mirrored into the HTTP header `Mcp-Param-{header}` on the Streamable
+/// HTTP transport.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The header's name after `Mcp-Param-`.
+    pub header: String,
+    /// The top-level argument it mirrors.
+    pub property: String,
+}
+
+/// The `x-mcp-header` annotations of an input schema, in property order: on top-level
+/// `properties` only, each a non-empty HTTP token (RFC 9110 `tchar`s), unique without regard
+/// to case, on a `string`, `integer` or `boolean` property (or one without a `type`). An
+/// invalid annotation makes the whole tool invalid: a client drops such a tool.
+///
+/// ```
+/// use mcp_proto::schema::tools::param_headers;
+/// let schema = serde_json::json!({"type": "object", "properties": {
+///     "region": {"type": "string", "x-mcp-header": "Region"},
+///     "n": {"type": "number"}
+/// }});
+/// let found = param_headers(schema.as_object().unwrap()).unwrap();
+/// assert_eq!((found[0].header.as_str(), found[0].property.as_str()), ("Region", "region"));
+/// let bad = serde_json::json!({"type": "object", "properties": {
+///     "data": {"type": "object", "x-mcp-header": "Data"}
+/// }});
+/// assert!(param_headers(bad.as_object().unwrap()).is_err());
+/// ```
+///
+/// # Errors
+/// Why the annotations are invalid.
+pub fn param_headers(input_schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
+    let mut out: Vec<ParamHeader> = Vec::new();
+    let Some(Value::Object(props)) = input_schema.get("properties") else {
+        return Ok(out);
+    };
+    for (property, schema) in props {
+        let Some(annotation) = schema.get("x-mcp-header") else {
+            continue;
+        };
+        let Some(header) = annotation.as_str() else {
+            return Err(alloc::format!(
+                "`x-mcp-header` of `{property}` is not a string"
+            ));
+        };
+        let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if header.is_empty() || !header.chars().all(tchar) {
+            return Err(alloc::format!(
+                "`x-mcp-header` {header:?} of `{property}` is not an HTTP token"
+            ));
+        }
+        match schema.get("type") {
+            None => {}
+            Some(Value::String(t)) if matches!(t.as_str(), "string" | "integer" | "boolean") => {}
+            Some(other) => {
+                return Err(alloc::format!(
+                    "`x-mcp-header` on `{property}` of type {other}: only string, integer and \
+                     boolean properties are mirrored"
+                ));
+            }
+        }
+        if out.iter().any(|p| p.header.eq_ignore_ascii_case(header)) {
+            return Err(alloc::format!("`x-mcp-header` {header:?} appears twice"));
+        }
+        out.push(ParamHeader {
+            header: String::from(header),
+            property: property.clone(),
+        });
+    }
+    Ok(out)
+}
+
 impl Tool {
+    /// This tool's `x-mcp-header` annotations ([`param_headers`]).
+    ///
+    /// # Errors
+    /// Why they are invalid (a client then drops the tool).
+    pub fn param_headers(&self) -> Result<Vec<ParamHeader>, String> {
+        param_headers(&self.input_schema)
+    }
+
     /// A tool with a name and an input schema.
     pub fn new(name: impl Into<String>, input_schema: JsonObject) -> Self {
         Tool {

@@ -25,6 +25,9 @@ use crate::schema::meta::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VER
 use crate::time::Instant;
 use crate::version::ProtocolVersion;
 
+/// How many tools' `x-mcp-header` annotations a client session keeps.
+pub const MAX_ANNOTATED_TOOLS: usize = 4096;
+
 /// How a client session starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -95,6 +98,16 @@ impl Session {
                 "no stateless protocol version configured",
             ));
         };
+        Ok(self.send_discover(now, version, fallback))
+    }
+
+    /// Queues `server/discover` at `version`.
+    fn send_discover(
+        &mut self,
+        now: Instant,
+        version: ProtocolVersion,
+        fallback: bool,
+    ) -> RequestId {
         let entries = era_entries(version, &self.config.capabilities, &self.config.info);
         let mut p = Vec::with_capacity(12 + entries.len());
         p.extend_from_slice(b"{\"_meta\":{");
@@ -103,7 +116,7 @@ impl Session {
         let id = self.queue_start_request(now, "server/discover", raw_from_vec(p), true);
         self.discovery = Some((version, fallback, entries));
         self.state = State::Initializing;
-        Ok(id)
+        id
     }
 
     /// The outcome of `server/discover` (a timeout is an error here).
@@ -171,7 +184,15 @@ impl Session {
                 }
             },
         };
-        if fallback {
+        // -32022 naming a stateless version this client speaks: asked again at it, once.
+        if !self.discover_retried
+            && let Some(v) = self.offered_stateless(&why)
+        {
+            self.discover_retried = true;
+            self.send_discover(now, v, fallback);
+            return;
+        }
+        if fallback && !self.modern_refusal(&why) {
             // Not a server of the stateless era: the handshake.
             self.state = State::AwaitingInit;
             if let Err(e) = self.initialize(now) {
@@ -182,6 +203,30 @@ impl Session {
         self.fail_connection(why);
     }
 
+    /// The newest stateless version both this client and a -32022's `data.supported` name.
+    fn offered_stateless(&self, e: &Error) -> Option<ProtocolVersion> {
+        if e.code() != -32022 {
+            return None;
+        }
+        supported_versions(e)
+            .into_iter()
+            .filter(|v| v.is_stateless() && self.config.versions.contains(v))
+            .max()
+    }
+
+    /// Whether `server/discover` failed with an error only a server of the stateless era sends
+    /// (-32020, -32021, or -32022 offering no handshake version this client speaks): the
+    /// server is of that era, so the handshake would only hide the real error.
+    fn modern_refusal(&self, e: &Error) -> bool {
+        match e.code() {
+            -32020 | -32021 => true,
+            -32022 => !supported_versions(e)
+                .iter()
+                .any(|v| !v.is_stateless() && self.config.versions.contains(v)),
+            _ => false,
+        }
+    }
+
     /// The stateless-era version this client speaks, or is asking `server/discover` about;
     /// `None` in the handshake era (transports use it for the era's own headers).
     pub fn stateless_version(&self) -> Option<ProtocolVersion> {
@@ -189,6 +234,49 @@ impl Session {
             (Some((version, ..)), _) => Some(*version),
             (None, Some(_)) => self.version,
             (None, None) => None,
+        }
+    }
+
+    /// The `x-mcp-header` annotations of tool `name`, as the last `tools/list` of the
+    /// stateless era described it (`None` when it has none, or was not listed): the HTTP
+    /// transport mirrors those arguments into `Mcp-Param-*` headers.
+    pub fn param_headers(&self, name: &str) -> Option<&[crate::schema::tools::ParamHeader]> {
+        self.param_headers.get(name).map(|h| &**h)
+    }
+
+    /// Learns the annotations of the tools in a `tools/list` result (tools with invalid ones
+    /// are left out: a client does not call them).
+    pub(super) fn learn_param_headers(&mut self, result: &RawValue) {
+        #[derive(Deserialize)]
+        struct Listed {
+            #[serde(default)]
+            tools: Vec<ListedTool>,
+        }
+        #[derive(Deserialize)]
+        struct ListedTool {
+            name: alloc::string::String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: crate::schema::JsonObject,
+        }
+        if !result.get().contains("x-mcp-header") {
+            return;
+        }
+        let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else {
+            return;
+        };
+        for tool in listed.tools {
+            match crate::schema::tools::param_headers(&tool.input_schema) {
+                Ok(h) if !h.is_empty() => {
+                    if self.param_headers.len() < MAX_ANNOTATED_TOOLS
+                        || self.param_headers.contains_key(&tool.name)
+                    {
+                        self.param_headers.insert(tool.name, h.into_boxed_slice());
+                    }
+                }
+                _ => {
+                    self.param_headers.remove(&tool.name);
+                }
+            }
         }
     }
 
@@ -203,6 +291,24 @@ impl Session {
             Some(entries) => super::outbound::with_meta_entries(params, entries).map(Some),
         }
     }
+}
+
+/// The versions a -32022's `data.supported` names (those this crate knows).
+fn supported_versions(e: &Error) -> Vec<ProtocolVersion> {
+    #[derive(Deserialize)]
+    struct Data<'a> {
+        #[serde(borrow, default)]
+        supported: Vec<Cow<'a, str>>,
+    }
+    e.data()
+        .and_then(|d| serde_json::from_str::<Data<'_>>(d.get()).ok())
+        .map(|d| {
+            d.supported
+                .iter()
+                .filter_map(|v| ProtocolVersion::parse(v))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

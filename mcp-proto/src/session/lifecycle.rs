@@ -190,6 +190,7 @@ impl Session {
                 progress: false,
                 last_progress: None,
                 listen: false,
+                lists_tools: false,
             },
         );
         self.out.push_back(Outgoing::Request {

@@ -50,7 +50,7 @@ mod outbound;
 pub(crate) mod stateless;
 
 pub use config::{Config, Framing, RequestOptions};
-pub use discover::Discovery;
+pub use discover::{Discovery, MAX_ANNOTATED_TOOLS};
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
@@ -90,11 +90,16 @@ pub struct Session {
     /// `server/discover` is out: the stateless version asked for, whether the handshake
     /// follows a refusal, and the era's `_meta` entries.
     discovery: Option<(ProtocolVersion, bool, Vec<u8>)>,
+    /// `server/discover` was asked again at a version the server named (once).
+    discover_retried: bool,
     /// A client in the stateless era: the `_meta` entries every request carries.
     era_meta: Option<Box<[u8]>>,
     /// A server's open `subscriptions/listen` streams, by request id (bounded by
     /// [`Config::max_listeners`]).
     listeners: BTreeMap<RequestId, Listener>,
+    /// A client in the stateless era: the `x-mcp-header` annotations of the tools listed so
+    /// far, by tool (bounded by [`MAX_ANNOTATED_TOOLS`]).
+    param_headers: alloc::collections::BTreeMap<String, Box<[crate::schema::tools::ParamHeader]>>,
 }
 
 impl core::fmt::Debug for Session {
@@ -141,6 +146,8 @@ impl Session {
             requests_refused: None,
             reinitializing: false,
             discovery: None,
+            discover_retried: false,
+            param_headers: alloc::collections::BTreeMap::new(),
             era_meta: None,
             listeners: BTreeMap::new(),
         }

@@ -34,6 +34,8 @@ pub(super) struct Pending {
     pub(super) last_progress: Option<f64>,
     /// A `subscriptions/listen`: no default timeout, and the server may end it.
     pub(super) listen: bool,
+    /// A stateless-era `tools/list`: its tools' `x-mcp-header` annotations are learned.
+    pub(super) lists_tools: bool,
 }
 
 impl Session {
@@ -97,6 +99,7 @@ impl Session {
                 progress: opts.progress,
                 last_progress: None,
                 listen,
+                lists_tools: self.era_meta.is_some() && name == "tools/list",
             },
         );
         self.out.push_back(Outgoing::Request {
@@ -339,10 +342,17 @@ impl Session {
         match self.pending.remove(&n) {
             Some(p) if p.is_discover => self.on_discover_result(now, result),
             Some(p) if p.is_initialize => self.on_initialize_result(result),
-            Some(_) => self.events.push_back(Event::Response {
-                id,
-                result: result.map(ToOwned::to_owned),
-            }),
+            Some(p) => {
+                if p.lists_tools
+                    && let Ok(raw) = result
+                {
+                    self.learn_param_headers(raw);
+                }
+                self.events.push_back(Event::Response {
+                    id,
+                    result: result.map(ToOwned::to_owned),
+                })
+            }
             // One of ours that already has its outcome (timed out, cancelled): dropped quietly.
             None if n >= 1 && n < self.next_id => {}
             None => self.events.push_back(Event::UnknownResponse { id }),

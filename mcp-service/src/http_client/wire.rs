@@ -308,6 +308,7 @@ impl<R: Runtime, C: Connector> SessionWire for HttpWire<R, C> {
                     version.as_str(),
                     &method,
                     Bytes::from(message),
+                    |tool| session.param_headers(tool),
                 )
             }
             None => self.policy.send(now, kind, Bytes::from(message)),

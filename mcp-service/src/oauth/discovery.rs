@@ -53,6 +53,10 @@ pub struct AuthorizationServerMetadata {
     /// Client ID Metadata Documents are accepted as `client_id` (SEP-991).
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
+    /// The server names itself (`iss`) in every authorization response (RFC 9207): a response
+    /// without it is refused.
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: bool,
 }
 
 impl AuthorizationServerMetadata {
@@ -71,6 +75,7 @@ impl AuthorizationServerMetadata {
             token_endpoint_auth_methods_supported: None,
             code_challenge_methods_supported: None,
             client_id_metadata_document_supported: false,
+            authorization_response_iss_parameter_supported: false,
         }
     }
 

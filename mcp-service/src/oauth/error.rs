@@ -56,6 +56,13 @@ pub enum OAuthError {
         /// The metadata's `issuer`.
         found: String,
     },
+    /// The authorization server says it names itself in authorization responses (RFC 9207
+    /// `authorization_response_iss_parameter_supported`), but the response had no `iss`.
+    #[error("the authorization response has no `iss` although {issuer} says it sends one")]
+    MissingIssuer {
+        /// The issuer that should have been named.
+        issuer: String,
+    },
     /// No authorization server metadata was found at any of the well-known locations.
     #[error("no authorization server metadata for {issuer} (tried {tried})")]
     NoAuthorizationServerMetadata {

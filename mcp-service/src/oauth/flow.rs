@@ -598,6 +598,7 @@ impl AuthFlow {
             "redirect_uris": [self.config.redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
+            "application_type": application_type(&self.config.redirect_uri),
         });
         let method = self.config.registration_auth_method.or_else(|| {
             metadata
@@ -760,15 +761,25 @@ impl AuthFlow {
                 description: get("error_description"),
             });
         }
-        // RFC 9207: when the server names itself, it must be the server we asked.
-        if let (Some(iss), Some(metadata)) = (get("iss"), self.metadata.as_ref())
+        // RFC 9207: when the server names itself, it must be the server we asked; a server
+        // that says it always does must have.
+        if let Some(metadata) = self.metadata.as_ref()
             && !self.legacy
-            && iss != metadata.issuer
         {
-            return Err(OAuthError::IssuerMismatch {
-                expected: metadata.issuer.clone(),
-                found: iss,
-            });
+            match get("iss") {
+                Some(iss) if iss != metadata.issuer => {
+                    return Err(OAuthError::IssuerMismatch {
+                        expected: metadata.issuer.clone(),
+                        found: iss,
+                    });
+                }
+                None if metadata.authorization_response_iss_parameter_supported => {
+                    return Err(OAuthError::MissingIssuer {
+                        issuer: metadata.issuer.clone(),
+                    });
+                }
+                _ => {}
+            }
         }
         let code = get("code")
             .filter(|c| !c.is_empty())
@@ -950,6 +961,19 @@ fn split_scope(s: Option<&str>) -> Vec<String> {
     out
 }
 
+/// The OpenID Connect `application_type` of a client redirecting to `redirect_uri` (SEP-837):
+/// `native` for a loopback or private-scheme redirect (an app on the user's machine), `web`
+/// for an `https` redirect to a host.
+fn application_type(redirect_uri: &str) -> &'static str {
+    match Url::parse(redirect_uri) {
+        Ok(u) if u.scheme() == "https" => match u.host() {
+            Some(url::Host::Domain(d)) if d != "localhost" => "web",
+            _ => "native",
+        },
+        _ => "native",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{OAuthClient, OAuthConfig, ScopePolicy};
@@ -1114,6 +1138,7 @@ mod tests {
             "client_secret_post"
         );
         assert_eq!(registration["redirect_uris"], json!([REDIRECT]));
+        assert_eq!(registration["application_type"], "native");
         // Authorization request: PKCE S256, state, resource, scope from scopes_supported.
         assert_eq!(get(&auth_query, "code_challenge_method"), Some("S256"));
         assert_eq!(get(&auth_query, "client_id"), Some("dyn-id"));
@@ -1561,6 +1586,47 @@ mod tests {
             redirect_error(|s| format!("{REDIRECT}?code=c&state={s}&iss=http://evil.test")),
             OAuthError::IssuerMismatch { .. }
         ));
+    }
+
+    #[test]
+    fn a_server_that_always_names_itself_must_have() {
+        // RFC 9207: with `authorization_response_iss_parameter_supported`, no `iss` is refused
+        // and the right one accepted.
+        let run = |with_iss: bool| {
+            let mut flow = client()
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            drive(&mut flow, |req| match req.uri().path() {
+                "/.well-known/oauth-authorization-server" => {
+                    let mut m = as_metadata("http://as.test");
+                    m["authorization_response_iss_parameter_supported"] = json!(true);
+                    reply(200, m)
+                }
+                "/authorize" => {
+                    let state = get(&query(req), "state").unwrap().to_owned();
+                    let iss = if with_iss { "&iss=http://as.test" } else { "" };
+                    let mut r = Response::new(Vec::new());
+                    *r.status_mut() = StatusCode::FOUND;
+                    let location = format!("{REDIRECT}?code=c&state={state}{iss}");
+                    r.headers_mut()
+                        .insert(header::LOCATION, location.parse().unwrap());
+                    r
+                }
+                _ => good_servers(req),
+            })
+            .1
+        };
+        assert!(matches!(run(false), Err(OAuthError::MissingIssuer { .. })));
+        assert!(run(true).is_ok());
+    }
+
+    #[test]
+    fn registration_names_the_application_type() {
+        assert_eq!(application_type("http://localhost:3000/callback"), "native");
+        assert_eq!(application_type("http://127.0.0.1/cb"), "native");
+        assert_eq!(application_type("com.example.app:/oauth"), "native");
+        assert_eq!(application_type("https://localhost/cb"), "native");
+        assert_eq!(application_type("https://app.example.com/cb"), "web");
     }
 
     #[test]

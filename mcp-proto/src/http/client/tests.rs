@@ -660,6 +660,7 @@ fn stateless_requests_carry_the_eras_headers_and_no_session() {
         "2026-07-28",
         "tools/call",
         Bytes::from(msg.as_bytes().to_vec()),
+        |_| None,
     );
     let (ex, req) = sent(&mut t);
     assert_eq!(req.method(), Method::POST);
@@ -686,6 +687,7 @@ fn stateless_requests_carry_the_eras_headers_and_no_session() {
         "2026-07-28",
         "resources/read",
         Bytes::from_static(msg),
+        |_| None,
     );
     let (ex, req) = sent(&mut t);
     assert_eq!(header(&req, "mcp-name"), Some("file:///a"));
@@ -695,12 +697,78 @@ fn stateless_requests_carry_the_eras_headers_and_no_session() {
         "2026-07-28",
         "notifications/cancelled",
         Bytes::new(),
+        |_| None,
     );
     assert!(matches!(t.poll_action(), Some(Action::Abort(e)) if e == ex));
     no_action(&mut t);
     // Closing sends no DELETE.
     t.close(t0());
     assert!(t.is_closed());
+}
+
+#[test]
+fn annotated_arguments_are_mirrored_into_mcp_param_headers() {
+    use crate::schema::tools::{ParamHeader, param_headers};
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+        "name": {"type": "string", "x-mcp-header": "Who"},
+        "method_val": {"type": "string", "x-mcp-header": "Method"},
+        "float_val": {"type": "number"},
+        "query": {"type": "string"}
+    }});
+    let annotated: Vec<ParamHeader> = param_headers(schema.as_object().unwrap()).unwrap();
+    let mut t = transport(|c| c);
+    let msg = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":
+        {"region":"us-west1","priority":42,"verbose":null,"name":"Hello, 世界","method_val":"m",
+         "float_val":3.5,"query":"SELECT 1"}}}"#;
+    t.send_stateless(
+        t0(),
+        Outgoing::Request(id(1)),
+        "2026-07-28",
+        "tools/call",
+        Bytes::from(msg.as_bytes().to_vec()),
+        |tool| (tool == "t").then_some(annotated.as_slice()),
+    );
+    let (_, req) = sent(&mut t);
+    assert_eq!(header(&req, "mcp-param-region"), Some("us-west1"));
+    assert_eq!(header(&req, "mcp-param-priority"), Some("42"));
+    assert_eq!(header(&req, "mcp-param-verbose"), None, "null is left out");
+    assert_eq!(
+        header(&req, "mcp-param-who"),
+        Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+    );
+    // `Method` names Mcp-Param-Method, not Mcp-Method.
+    assert_eq!(header(&req, "mcp-param-method"), Some("m"));
+    assert_eq!(header(&req, "mcp-method"), Some("tools/call"));
+    assert_eq!(header(&req, "mcp-param-floatval"), None);
+    assert_eq!(header(&req, "mcp-param-query"), None);
+}
+
+#[test]
+fn invalid_annotations_make_the_tool_invalid() {
+    use crate::schema::tools::param_headers;
+    for props in [
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": ""}}),
+        serde_json::json!({"v": {"type": "object", "x-mcp-header": "Data"}}),
+        serde_json::json!({"v": {"type": "array", "x-mcp-header": "Items"}}),
+        serde_json::json!({"v": {"type": "null", "x-mcp-header": "Nil"}}),
+        serde_json::json!({"v": {"type": "number", "x-mcp-header": "N"}}),
+        serde_json::json!({"a": {"type": "string", "x-mcp-header": "Region"},
+                           "b": {"type": "string", "x-mcp-header": "region"}}),
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": "My Field"}}),
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": "My:Field"}}),
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": "Région"}}),
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": "A\u{1}"}}),
+        serde_json::json!({"v": {"type": "string", "x-mcp-header": 5}}),
+    ] {
+        let schema = serde_json::json!({"type": "object", "properties": props});
+        assert!(
+            param_headers(schema.as_object().unwrap()).is_err(),
+            "{props}"
+        );
+    }
 }
 
 #[test]

@@ -38,8 +38,6 @@ use crate::session::stateless::{check_request, unsupported_version};
 const MCP_METHOD: header::HeaderName = header::HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
 const MCP_NAME: header::HeaderName = header::HeaderName::from_static("mcp-name");
-/// -32020 `HeaderMismatch`.
-const HEADER_MISMATCH: i64 = -32020;
 
 impl Endpoint {
     /// Whether this endpoint serves the stateless era.
@@ -99,6 +97,29 @@ impl Endpoint {
                 );
             }
         };
+        if let Err(message) = check_headers(parts, &method, params)
+            .and_then(|()| self.check_param_headers(parts, &method, params))
+        {
+            let e = Error::new(ErrorKind::HeaderMismatch, message);
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        }
+        let Some(p) = params else {
+            let e = Error::invalid_params("missing `params` with the request's `_meta`");
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        };
+        // The header and the body disagree: -32020, before the body's version is judged.
+        if let Some(said) = body_version(p)
+            && said != version_text(&version)
+        {
+            let e = Error::new(
+                ErrorKind::HeaderMismatch,
+                format!(
+                    "Header mismatch: MCP-Protocol-Version is {}, the request's `_meta` says {said}",
+                    version_text(&version)
+                ),
+            );
+            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
+        }
         let version = match version {
             Ok(v) => v,
             Err(raw) => {
@@ -106,24 +127,15 @@ impl Endpoint {
                 return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
             }
         };
-        if let Err(message) = check_headers(parts, &method, params) {
-            let e = Error::new(ErrorKind::Other, message).with_code(HEADER_MISMATCH);
-            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
-        }
-        let Some(p) = params else {
-            let e = Error::invalid_params("missing `params` with the request's `_meta`");
-            return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
-        };
         match check_request(&self.config.session, &self.own_caps, &method, p) {
             Ok((era, _)) if era.version != version => {
                 let e = Error::new(
-                    ErrorKind::Other,
+                    ErrorKind::HeaderMismatch,
                     format!(
                         "Header mismatch: MCP-Protocol-Version is {version}, the request's `_meta` says {}",
                         era.version
                     ),
-                )
-                .with_code(HEADER_MISMATCH);
+                );
                 return error_reply(StatusCode::BAD_REQUEST, Some(&id), e);
             }
             Ok(_) => {}
@@ -154,15 +166,171 @@ impl Endpoint {
         let mut entry = Entry::new(session, None, true, now);
         self.stats.sessions_created += 1;
         if listen {
+            // A listen stream is an SSE reply held open, whatever the reply mode: its head is
+            // known at once.
             entry.listen = true;
             self.listening += 1;
+            let (l, conn) = self.open_post_as(&mut entry, sid, c, false, false);
+            entry.session.handle_message(now, body);
+            self.settle(now, sid, entry, Some(l));
+            return self.post_reply(conn, false, None);
         }
-        // A listen stream is an SSE reply held open, whatever the reply mode.
-        let json = self.config.response_mode != ResponseMode::Sse && !listen;
-        let (l, conn) = self.open_post(&mut entry, sid, c, json);
+        // JSON, unless the request's progress or log messages go out before its answer (then
+        // SSE); with `ResponseMode::Json*`, always JSON (those messages are dropped).
+        let lazy = self.config.response_mode == ResponseMode::Sse;
+        let (l, conn) = self.open_post_as(&mut entry, sid, c, true, lazy);
         entry.session.handle_message(now, body);
         self.settle(now, sid, entry, Some(l));
-        self.post_reply(conn, json, None)
+        let mut reply = self.post_reply(conn, true, None);
+        match reply.body() {
+            // Answered at once: the status follows the answer now.
+            Body::Full(b) => *reply.status_mut() = reply_status(b),
+            // The head waits (see [`DeferredHead`]).
+            _ => {
+                reply.extensions_mut().insert(DeferredHead);
+            }
+        }
+        reply
+    }
+}
+
+/// Marks a reply to a POST of the 2026-07-28 transport whose head is not settled yet: it is
+/// one JSON body whose status depends on the answer (400 for the revision's -32020, -32021 and
+/// -32022, 404 for -32601), unless the request's progress or log messages go out before the
+/// answer, which makes it an SSE stream (200, `text/event-stream`). Whoever writes the reply
+/// holds its head until the body's first [`StreamPoll::Data`], then asks
+/// [`Endpoint::stream_is_sse`]: SSE as it comes, or the complete JSON body (that first chunk)
+/// with the status [`reply_status`] gives and `Content-Type: application/json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeferredHead;
+
+/// The HTTP status of a complete JSON reply of the 2026-07-28 transport: 400 for a JSON-RPC
+/// error -32020 (header mismatch), -32021 (missing required client capability) or -32022
+/// (unsupported protocol version), 404 for -32601 (method not found), 200 otherwise.
+///
+/// ```
+/// use mcp_proto::http::reply_status;
+/// let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"needs sampling"}}"#;
+/// assert_eq!(reply_status(body).as_u16(), 400);
+/// assert_eq!(reply_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).as_u16(), 200);
+/// ```
+pub fn reply_status(body: &[u8]) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    if memchr::memmem::find(body, b"\"error\"").is_none() {
+        return StatusCode::OK;
+    }
+    match serde_json::from_slice::<Reply>(body)
+        .ok()
+        .and_then(|r| r.error)
+    {
+        Some(Code {
+            code: -32022..=-32020,
+        }) => StatusCode::BAD_REQUEST,
+        Some(Code { code: -32601 }) => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The `io.modelcontextprotocol/protocolVersion` a request's `_meta` names, as written.
+fn body_version(params: &serde_json::value::RawValue) -> Option<Cow<'_, str>> {
+    #[derive(serde::Deserialize)]
+    struct P<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<M<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<Cow<'a, str>>,
+    }
+    let p: P<'_> = serde_json::from_str(params.get()).ok()?;
+    p.meta?.version
+}
+
+/// The header's version as written.
+fn version_text(v: &Result<ProtocolVersion, String>) -> &str {
+    match v {
+        Ok(v) => v.as_str(),
+        Err(raw) => raw,
+    }
+}
+
+impl Endpoint {
+    /// A `tools/call` of an annotated tool: each annotated argument present (not `null`) in
+    /// the body is in its `Mcp-Param-*` header with the same value, and no such header is sent
+    /// for an argument the body does not have (SEP-2243).
+    fn check_param_headers(
+        &self,
+        parts: &Parts,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Result<(), String> {
+        if method != "tools/call" {
+            return Ok(());
+        }
+        let Some(lookup) = &self.config.tool_headers else {
+            return Ok(());
+        };
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+            arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        }
+        let Some(call) = params.and_then(|p| serde_json::from_str::<Call<'_>>(p.get()).ok()) else {
+            return Ok(());
+        };
+        let Some(annotated) = lookup(&call.name) else {
+            return Ok(());
+        };
+        let args = call.arguments.unwrap_or_default();
+        for a in annotated.iter() {
+            let header = format!("mcp-param-{}", a.header);
+            let sent = match parts.headers.get(header.as_str()) {
+                None => None,
+                Some(v) => Some(header_value(v).ok_or_else(|| {
+                    format!(
+                        "Header mismatch: Mcp-Param-{} is not a valid value",
+                        a.header
+                    )
+                })?),
+            };
+            let expected = match args.get(&a.property) {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(other) => Some(other.to_string()),
+            };
+            let same = match (&sent, &expected) {
+                (None, None) => true,
+                (Some(h), Some(b)) => h == b || numbers_equal(h, b),
+                _ => false,
+            };
+            if !same {
+                return Err(format!(
+                    "Header mismatch: Mcp-Param-{} is {:?}, the argument `{}` is {:?}",
+                    a.header,
+                    sent.as_deref().unwrap_or("(absent)"),
+                    a.property,
+                    expected.as_deref().unwrap_or("(absent)")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Two decimal integers that are the same number (`042` and `42`).
+fn numbers_equal(a: &str, b: &str) -> bool {
+    match (a.parse::<i128>(), b.parse::<i128>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -271,8 +439,13 @@ fn header_value(v: &HeaderValue) -> Option<String> {
     }
 }
 
-/// Standard base64 (with or without padding).
+/// Standard base64 with its padding (a length that is a multiple of 4, at most two `=` at the
+/// end): anything else is refused, as SEP-2243 requires of header values.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let pad = s.len() - s.trim_end_matches('=').len();
+    if !s.len().is_multiple_of(4) || pad > 2 {
+        return None;
+    }
     let value = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
@@ -308,7 +481,9 @@ mod tests {
     #[test]
     fn base64_values() {
         assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert!(base64_decode("aGVsbG8").is_none(), "padding is required");
+        assert!(base64_decode("SGVs!!!bG8=").is_none());
+        assert!(base64_decode("aGVsbG8===").is_none());
         assert_eq!(base64_decode("w6l0w6k=").unwrap(), "été".as_bytes());
         assert_eq!(base64_decode("").unwrap(), b"");
         assert!(base64_decode("a").is_none());
