@@ -67,6 +67,10 @@ pub const TEMPLATE_URI: &str = "test://template/{id}/data";
 pub const WATCHED_URI: &str = "test://watched-resource";
 /// The watched resource's text before any `touch_watched`.
 pub const WATCHED_TEXT: &str = "Watched resource content";
+/// The tool `test_trigger_tool_change` adds, or removes when present.
+pub const DYNAMIC_TOOL: &str = "test_dynamic_tool";
+/// The prompt `test_trigger_prompt_change` adds, or removes when present.
+pub const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
 
 /// The error result of the sampling tool when the client cannot sample.
 const NO_SAMPLING: &str = "Sampling not supported: the client has no sampling capability";
@@ -296,8 +300,9 @@ impl Watched {
 /// `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`,
 /// `test_tool_with_progress`, `test_error_handling`, `test_sampling`, `test_elicitation`,
 /// `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums`,
-/// `json_schema_2020_12_tool`, `test_reconnection`, `echo`, `slow`, `stream`,
-/// `touch_watched`.
+/// `json_schema_2020_12_tool`, `test_reconnection`, `test_trigger_tool_change`,
+/// `test_trigger_prompt_change` (each toggles [`DYNAMIC_TOOL`] / [`DYNAMIC_PROMPT`]), `echo`,
+/// `slow`, `stream`, `touch_watched`.
 ///
 /// Resources: `test://static-text`, `test://static-binary`, `test://watched-resource`
 /// (subscribable) and the template `test://template/{id}/data`.
@@ -333,6 +338,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     builder = input_required_fixtures(builder);
     builder = task_fixtures(builder);
     builder = extra_tools(builder, &watched);
+    builder = list_change_tools(builder);
     builder = resources(builder, &watched);
     builder = prompts(builder);
     builder = completion(builder);
@@ -1239,6 +1245,66 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                         )))
                     }
                 }
+            },
+        )
+}
+
+/// The list-changed hooks of the 2026-07-28 scenario (stateless.ts): `test_trigger_tool_change`
+/// and `test_trigger_prompt_change` each toggle a dynamic entry of their list, so the list
+/// really changes and the server sends its `list_changed` (to handshake-era clients, and to the
+/// `subscriptions/listen` streams that asked for that list).
+fn list_change_tools(builder: ServerBuilder) -> ServerBuilder {
+    builder
+        .tool(
+            no_args(
+                "test_trigger_tool_change",
+                "Adds test_dynamic_tool, or removes it when present: the tool list changes",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let server = cx.server();
+                let done = if server.remove_tool(DYNAMIC_TOOL) {
+                    "removed"
+                } else {
+                    // Another call may have added it meanwhile: the list changed either way.
+                    let _ = server.add_tool(
+                        no_args(DYNAMIC_TOOL, "Comes and goes with test_trigger_tool_change"),
+                        |_: Value, _cx: ToolContext| async { Ok("dynamic") },
+                    );
+                    "added"
+                };
+                Ok(CallToolResult::text(format!(
+                    "{DYNAMIC_TOOL} {done}: the tool list changed"
+                )))
+            },
+        )
+        .tool(
+            no_args(
+                "test_trigger_prompt_change",
+                "Adds test_dynamic_prompt, or removes it when present: the prompt list changes",
+            ),
+            |_: Value, cx: ToolContext| async move {
+                let server = cx.server();
+                let done = if server.remove_prompt(DYNAMIC_PROMPT) {
+                    "removed"
+                } else {
+                    let _ = server.add_prompt(
+                        prompt(
+                            DYNAMIC_PROMPT,
+                            "Dynamic Prompt",
+                            "Comes and goes with test_trigger_prompt_change",
+                            &[],
+                        ),
+                        |_args: BTreeMap<String, String>, _cx: HandlerContext| async {
+                            Ok(messages(vec![PromptMessage::user(
+                                "This prompt comes and goes.",
+                            )]))
+                        },
+                    );
+                    "added"
+                };
+                Ok(CallToolResult::text(format!(
+                    "{DYNAMIC_PROMPT} {done}: the prompt list changed"
+                )))
             },
         )
 }

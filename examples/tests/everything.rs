@@ -977,3 +977,60 @@ fn runs_without_tokio() {
         client.close();
     });
 }
+
+// stateless.ts: the list-changed hooks, heard by a handshake-era client and, on its listen
+// stream, by a 2026-07-28 one.
+#[tokio::test]
+async fn list_change_hooks() {
+    use mcp_service::client::ServerNotification;
+    let srv = everything::server_with(|b| b.versions(&mcp_proto::ProtocolVersion::ALL));
+    let old = pair(srv.clone(), ClientOptions::new("t", "1")).await;
+    let new = pair(
+        srv.clone(),
+        ClientOptions::new("t", "1").discovery(mcp_proto::session::Discovery::Discover),
+    )
+    .await;
+    assert!(new.protocol_version().is_stateless());
+    let mut old_notes = old.notifications();
+    let mut new_notes = new.notifications();
+    // The listen stream is opened in the background: wait until it is acknowledged.
+    let _ = new.subscribe(everything::WATCHED_URI).await.unwrap();
+
+    let r = new
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&r),
+        ["test_dynamic_tool added: the tool list changed"]
+    );
+    let names = |tools: Vec<Tool>| tools.into_iter().map(|t| t.name).collect::<Vec<_>>();
+    assert!(names(old.list_tools().await.unwrap()).contains(&everything::DYNAMIC_TOOL.into()));
+    for notes in [&mut old_notes, &mut new_notes] {
+        assert!(matches!(
+            notes.next().await,
+            Some(ServerNotification::ToolsListChanged)
+        ));
+    }
+    let r = old
+        .call_tool("test_trigger_prompt_change", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        texts(&r),
+        ["test_dynamic_prompt added: the prompt list changed"]
+    );
+    for notes in [&mut old_notes, &mut new_notes] {
+        assert!(matches!(
+            notes.next().await,
+            Some(ServerNotification::PromptsListChanged)
+        ));
+    }
+    // Toggled back: the dynamic tool is gone again.
+    old.call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .unwrap();
+    assert!(!names(new.list_tools().await.unwrap()).contains(&everything::DYNAMIC_TOOL.into()));
+    old.close();
+    new.close();
+}

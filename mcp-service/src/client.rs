@@ -3,6 +3,12 @@
 //!
 //! Dropping a call's future cancels it on the wire (`notifications/cancelled`). The client
 //! closes its connection when the last clone is dropped (or on [`Client::close`]).
+//!
+//! In the 2026-07-28 era the server announces changes only on a `subscriptions/listen`
+//! stream: [`Client::subscribe`] and [`Client::notifications`] open one (module `listen`) and
+//! work as in the handshake era.
+
+mod listen;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::{Future, IntoFuture};
@@ -218,6 +224,8 @@ struct Fanout {
 struct ClientState {
     caches: Mutex<Caches>,
     fanout: Mutex<Fanout>,
+    /// The listen stream of a client of the stateless era.
+    listen: std::sync::OnceLock<Arc<listen::Listen>>,
 }
 
 struct ClientService {
@@ -289,6 +297,16 @@ impl Service for ClientService {
     }
 
     fn handle_notification(&self, method: &str, params: Option<&RawValue>, _peer: &Peer) {
+        if let Some(l) = self.state.listen.get() {
+            let id = listen::subscription_id(params);
+            match (method, id) {
+                (listen::ACKNOWLEDGED, Some(id)) => return l.on_ack(id),
+                (listen::ACKNOWLEDGED, None) => return,
+                // A stream that was replaced: the one after it says the same from now on.
+                (_, Some(id)) if !l.delivers(&id) => return,
+                _ => {}
+            }
+        }
         let note = match method {
             "notifications/tools/list_changed" => {
                 lock(&self.state.caches).tools = None;
@@ -383,6 +401,7 @@ impl Client {
         let state = Arc::new(ClientState {
             caches: Mutex::new(Caches::default()),
             fanout: Mutex::new(Fanout::default()),
+            listen: std::sync::OnceLock::new(),
         });
         let service = Arc::new(ClientService {
             state: state.clone(),
@@ -425,6 +444,19 @@ impl Client {
                 default_timeout,
             }
         });
+        if server.version.is_stateless() {
+            let caches = Arc::downgrade(&state);
+            let forget = Box::new(move || {
+                if let Some(s) = caches.upgrade() {
+                    *lock(&s.caches) = Caches::default();
+                }
+            });
+            let _ = state.listen.set(listen::Listen::new(
+                peer.clone(),
+                Arc::new(rt.clone()),
+                forget,
+            ));
+        }
         Ok(Client {
             rounds,
             ended: futures_util::FutureExt::shared(ended_rx),
@@ -631,6 +663,10 @@ impl Client {
 
     /// `resources/subscribe`; the stream yields each `resources/updated` for `uri`. Dropping it
     /// does not unsubscribe on the server; call [`unsubscribe`](Self::unsubscribe).
+    ///
+    /// In the 2026-07-28 era `uri` joins the client's `subscriptions/listen` stream instead
+    /// (reopened with it, and returned once the server acknowledged the new stream); the same
+    /// stream carries the list changes [`notifications`](Self::notifications) yields.
     pub async fn subscribe(
         &self,
         uri: &str,
@@ -641,6 +677,14 @@ impl Client {
             .entry(uri.to_owned())
             .or_default()
             .push(tx);
+        if let Some(l) = self.state.listen.get() {
+            if let Err(e) = l.update(|uris| uris.insert(uri.to_owned())).await {
+                l.forget(uri);
+                lock(&self.state.fanout).updates.remove(uri);
+                return Err(e);
+            }
+            return Ok(rx);
+        }
         let params = SubscribeRequestParams {
             uri: uri.to_owned(),
             meta: None,
@@ -652,9 +696,13 @@ impl Client {
         Ok(rx)
     }
 
-    /// `resources/unsubscribe` (ends the update streams of `uri`).
+    /// `resources/unsubscribe` (ends the update streams of `uri`); in the 2026-07-28 era, the
+    /// listen stream is reopened without `uri`.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         lock(&self.state.fanout).updates.remove(uri);
+        if let Some(l) = self.state.listen.get() {
+            return l.update(|uris| uris.remove(uri)).await;
+        }
         let params = SubscribeRequestParams {
             uri: uri.to_owned(),
             meta: None,
@@ -751,10 +799,14 @@ impl Client {
     }
 
     /// A stream of every server notification: bounded, the oldest dropped and counted when
-    /// it is not read (see [`Notifications`]).
+    /// it is not read (see [`Notifications`]). In the 2026-07-28 era this opens the client's
+    /// `subscriptions/listen` stream (in the background) for the list changes.
     pub fn notifications(&self) -> Notifications<ServerNotification> {
         let (tx, rx) = notifications::channel(notifications::DEFAULT_CAPACITY);
         lock(&self.state.fanout).notifications.push(tx);
+        if let Some(l) = self.state.listen.get() {
+            l.start();
+        }
         rx
     }
 

@@ -256,6 +256,10 @@ impl Core for EndpointSession<'_> {
     ) -> Result<(), Error> {
         self.run(now, |s| Core::respond(s, now, id, result))
     }
+    fn publish(&mut self, now: Instant, change: &mcp_proto::session::Change) -> usize {
+        self.run(now, |s| Ok(Core::publish(s, now, change)))
+            .unwrap_or(0)
+    }
     fn close(&mut self, now: Instant) {
         let _ = self.run(now, |s| {
             Core::close(s, now);

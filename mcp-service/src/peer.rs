@@ -60,6 +60,10 @@ pub(crate) enum Command {
         message: Option<String>,
         meta: Option<Box<RawValue>>,
     },
+    /// A change for the session's `subscriptions/listen` streams ([`Session::publish`]).
+    ///
+    /// [`Session::publish`]: mcp_proto::session::Session::publish
+    Publish(mcp_proto::session::Change),
     Close,
 }
 
@@ -211,6 +215,11 @@ impl Peer {
             params,
             related,
         })
+    }
+
+    /// Announces `change` to the connection's `subscriptions/listen` streams that want it.
+    pub(crate) fn publish(&self, change: mcp_proto::session::Change) -> Result<(), Error> {
+        self.send(Command::Publish(change))
     }
 
     /// Closes the connection gracefully.

@@ -26,6 +26,13 @@
 //! runtime ([`Server::add_tool`], [`Server::remove_tool`], …): connected clients get the
 //! matching `list_changed` notification. [`Server::resource_updated`] notifies only the
 //! connections subscribed to that URI.
+//!
+//! Clients of the 2026-07-28 era hear of these changes only on the `subscriptions/listen`
+//! streams they open, and only of what each stream's filter asks for. The core session owns
+//! those streams (the acknowledgement, the subscription ids, the filter, the bounds: see
+//! [`mcp_proto::session::Subscription`]); the server keeps, per connection, which streams are
+//! open and what they want, to tell only the connections concerned
+//! ([`Session::publish`](mcp_proto::session::Session::publish) through the connection).
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -43,7 +50,7 @@ use mcp_proto::schema::{
     ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
     tools::InputRequest,
 };
-use mcp_proto::session::{Config, Session};
+use mcp_proto::session::{Change, Config, Session, Subscription};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -72,9 +79,9 @@ fn insert_unique<V>(
     }
 }
 
-const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
-const RESOURCES_CHANGED: &str = "notifications/resources/list_changed";
-const PROMPTS_CHANGED: &str = "notifications/prompts/list_changed";
+const TOOLS_CHANGED: Change = Change::ToolsListChanged;
+const RESOURCES_CHANGED: Change = Change::ResourcesListChanged;
+const PROMPTS_CHANGED: Change = Change::PromptsListChanged;
 
 /// The `_meta` key under which streamed tool content travels in progress notifications.
 ///
@@ -632,9 +639,33 @@ struct ConnState {
     level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<HashSet<String>>,
     ready: std::sync::atomic::AtomicBool,
+    /// The connection's open `subscriptions/listen` streams: what each wants, and its request's
+    /// cancellation (a stream cancelled is no longer counted, even before its handler ends).
+    /// The session holds the streams; this says which connections a change concerns.
+    listens: Mutex<BTreeMap<RequestId, (Subscription, crate::CancellationToken)>>,
 }
 
 impl ConnState {
+    fn new(peer: Peer, ready: bool) -> Self {
+        ConnState {
+            peer,
+            level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+            ready: std::sync::atomic::AtomicBool::new(ready),
+            listens: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// How many of the connection's listen streams want `change`.
+    fn listening(&self, change: &Change) -> usize {
+        self.listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|(s, cancel)| !cancel.is_cancelled() && s.wants(change))
+            .count()
+    }
+
     fn admits(&self, level: LoggingLevel) -> bool {
         match *self.level.lock().unwrap_or_else(|e| e.into_inner()) {
             None => true,
@@ -1130,12 +1161,7 @@ impl Server {
             Arc::new(service),
             self.inner.telemetry.clone(),
         );
-        let state = Arc::new(ConnState {
-            peer: peer.clone(),
-            level: Mutex::new(None),
-            subscriptions: Mutex::new(HashSet::new()),
-            ready: std::sync::atomic::AtomicBool::new(false),
-        });
+        let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());
         let _registered = Registered::new(&self.inner, peer.connection_id(), state);
         conn.await
@@ -1179,12 +1205,7 @@ impl Server {
         peer: &Peer,
     ) -> (Arc<dyn crate::Service>, Box<dyn FnOnce() + Send>) {
         let (service, state_slot) = ServerService::new(self.inner.clone());
-        let state = Arc::new(ConnState {
-            peer: peer.clone(),
-            level: Mutex::new(None),
-            subscriptions: Mutex::new(HashSet::new()),
-            ready: std::sync::atomic::AtomicBool::new(false),
-        });
+        let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());
         let registered = Registered::new(&self.inner, peer.connection_id(), state);
         (Arc::new(service), Box::new(move || drop(registered)))
@@ -1230,11 +1251,36 @@ impl Server {
         }
     }
 
+    /// Tells the listen streams (2026-07-28) that want `change`; how many.
+    fn publish(&self, change: &Change) -> usize {
+        let conns: Vec<(Arc<ConnState>, usize)> = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|c| (c.clone(), c.listening(change)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        conns
+            .into_iter()
+            .filter(|(c, _)| c.peer.publish(change.clone()).is_ok())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Tells connected clients that a list changed: handshake-era connections, and the listen
+    /// streams that asked for it.
+    fn list_changed(&self, change: Change) {
+        self.broadcast(change.method(), None, |_| true);
+        self.publish(&change);
+    }
+
     /// Inserts `key` into one registry map unless it is taken, then tells connected clients
     /// (`notification`) that the list changed.
     fn register<V>(
         &self,
-        notification: &'static str,
+        notification: Change,
         what: &str,
         map: impl FnOnce(&mut Registry) -> &mut BTreeMap<String, Arc<V>>,
         key: String,
@@ -1253,14 +1299,14 @@ impl Server {
                 ));
             }
         }
-        self.broadcast(notification, None, |_| true);
+        self.list_changed(notification);
         Ok(())
     }
 
     /// Removes `key` from one registry map; if it was there, tells connected clients.
     fn unregister<V>(
         &self,
-        notification: &'static str,
+        notification: Change,
         map: impl FnOnce(&mut Registry) -> &mut BTreeMap<String, Arc<V>>,
         key: &str,
     ) -> bool {
@@ -1273,7 +1319,7 @@ impl Server {
             map(&mut reg).remove(key).is_some()
         };
         if removed {
-            self.broadcast(notification, None, |_| true);
+            self.list_changed(notification);
         }
         removed
     }
@@ -1383,7 +1429,10 @@ impl Server {
         self.unregister(PROMPTS_CHANGED, |r| &mut r.prompts, name)
     }
 
-    /// Tells the connections subscribed to `uri` that it changed. Returns how many were told.
+    /// Tells the connections subscribed to `uri` that it changed: handshake-era connections
+    /// that subscribed with `resources/subscribe`, and the 2026-07-28 `subscriptions/listen`
+    /// streams whose `resourceSubscriptions` name it. Returns how many were told (connections
+    /// plus listen streams).
     pub fn resource_updated(&self, uri: &str) -> usize {
         let params = serde_json::to_value(ResourceUpdatedNotificationParams {
             uri: uri.to_owned(),
@@ -1409,7 +1458,7 @@ impl Server {
                 .unwrap_or_else(|e| e.into_inner())
                 .contains(uri)
         });
-        count
+        count + self.publish(&Change::ResourceUpdated(uri.to_owned()))
     }
 
     /// Sends a log message to every connected client whose level admits it.
@@ -1445,14 +1494,10 @@ impl ServerService {
     }
 
     fn conn(&self, peer: &Peer) -> Arc<ConnState> {
-        self.state.get().cloned().unwrap_or_else(|| {
-            Arc::new(ConnState {
-                peer: peer.clone(),
-                level: Mutex::new(None),
-                subscriptions: Mutex::new(HashSet::new()),
-                ready: std::sync::atomic::AtomicBool::new(true),
-            })
-        })
+        self.state
+            .get()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(ConnState::new(peer.clone(), true)))
     }
 }
 
@@ -1701,6 +1746,31 @@ impl Service for ServerService {
                 }
                 Ok(mcp_proto::jsonrpc::empty_object())
             })()),
+            "subscriptions/listen" => {
+                // The session acknowledged the stream and carries what is published to it;
+                // the handler holds the request (and the connection's record of it) until the
+                // stream ends: the client cancels, or the session ends it.
+                let subscription =
+                    match p.map(|p| Subscription::of_request(p, &inner.config.capabilities)) {
+                        Some(Ok(s)) => s,
+                        Some(Err(e)) => return sync(Err(e)),
+                        None => return sync(Err(Error::invalid_params("missing params"))),
+                    };
+                let held = Listening::new(
+                    conn,
+                    hcx.request_id().clone(),
+                    subscription,
+                    hcx.request().cancellation_token(),
+                );
+                Box::pin(async move {
+                    hcx.cancelled().await;
+                    drop(held);
+                    Err(Error::new(
+                        ErrorKind::RequestCancelled,
+                        "the subscription ended",
+                    ))
+                })
+            }
             "prompts/list" => sync((|| {
                 let q: PaginatedRequestParams = parse(p)?;
                 let all: Vec<Prompt> = reg().prompts.values().map(|e| e.prompt.clone()).collect();
@@ -1824,6 +1894,37 @@ fn task_request(
         "tasks/get" => tasks.get(&q.task_id),
         "tasks/update" => tasks.update(&q.task_id, q.input_responses.unwrap_or_default()),
         _ => tasks.cancel(&q.task_id),
+    }
+}
+
+/// A connection's record of one open listen stream, kept while its request is held.
+struct Listening {
+    conn: Arc<ConnState>,
+    id: RequestId,
+}
+
+impl Listening {
+    fn new(
+        conn: Arc<ConnState>,
+        id: RequestId,
+        subscription: Subscription,
+        cancel: crate::CancellationToken,
+    ) -> Self {
+        conn.listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), (subscription, cancel));
+        Listening { conn, id }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.conn
+            .listens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
     }
 }
 

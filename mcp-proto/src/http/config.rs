@@ -133,6 +133,10 @@ pub struct EndpointConfig {
     pub max_body_size: usize,
     /// Most sessions alive at once (stateless ones included); more → 503.
     pub max_sessions: usize,
+    /// Most `subscriptions/listen` streams (2026-07-28) open at once, each a POST held open;
+    /// more → 503. Kept below [`max_sessions`](Self::max_sessions) so that listeners cannot
+    /// crowd out ordinary requests.
+    pub max_listen_streams: usize,
     /// Most bytes encoded for one SSE connection and not yet pulled by the driver; a message
     /// arriving beyond this cuts the connection (the client resumes from the event store).
     pub max_stream_buffer: usize,
@@ -169,6 +173,7 @@ impl fmt::Debug for EndpointConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
+            .field("max_listen_streams", &self.max_listen_streams)
             .field("max_stream_buffer", &self.max_stream_buffer)
             .field("idle_timeout", &self.idle_timeout)
             .field("handshake_timeout", &self.handshake_timeout)
@@ -189,7 +194,8 @@ impl EndpointConfig {
     /// A stateful endpoint serving sessions made from `session`: SSE replies, standalone GET
     /// stream and DELETE enabled, loopback-only `Host` and `Origin` (the safe default for a
     /// server bound to 127.0.0.1; see [`bound_to`](Self::bound_to)), 4 MiB bodies, 10 000
-    /// sessions, 4 MiB of unpulled SSE per connection, 30 min idle and 1 min handshake
+    /// sessions (1 000 of them `subscriptions/listen` streams), 4 MiB of unpulled SSE per
+    /// connection, 30 min idle and 1 min handshake
     /// expiry, `retry: 1000`, and an in-memory event store of [`DEFAULT_STORE_EVENTS`] events
     /// / [`DEFAULT_STORE_BYTES`] bytes per session.
     pub fn new(session: Config) -> Self {
@@ -204,6 +210,7 @@ impl EndpointConfig {
             allowed_origins: AllowList::Loopback,
             max_body_size: 4 * 1024 * 1024,
             max_sessions: 10_000,
+            max_listen_streams: 1_000,
             max_stream_buffer: 4 * 1024 * 1024,
             idle_timeout: Duration::from_secs(30 * 60),
             handshake_timeout: Duration::from_secs(60),
@@ -278,6 +285,12 @@ impl EndpointConfig {
     /// Sets the most sessions alive at once.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets the most `subscriptions/listen` streams open at once.
+    pub fn max_listen_streams(mut self, streams: usize) -> Self {
+        self.max_listen_streams = streams;
         self
     }
 

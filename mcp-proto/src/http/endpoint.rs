@@ -83,6 +83,8 @@ pub struct Stats {
     pub replay_gaps: u64,
     /// SSE connections cut because their client did not pull fast enough.
     pub slow_streams_cut: u64,
+    /// `subscriptions/listen` streams (2026-07-28) open.
+    pub listen_streams: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +156,9 @@ struct Entry {
     session: Session,
     /// A stateless session, ended with its POST.
     transient: bool,
+    /// A stateless session holding a `subscriptions/listen` stream (counted in
+    /// [`Endpoint::listening`]).
+    listen: bool,
     /// A legacy HTTP+SSE session: one stream (its `standalone`) carries everything, and the
     /// session ends when that stream does.
     legacy: bool,
@@ -178,6 +183,7 @@ impl Entry {
         Entry {
             session,
             transient,
+            listen: false,
             legacy: false,
             store,
             streams: BTreeMap::new(),
@@ -255,6 +261,8 @@ pub struct Endpoint {
     timers: BTreeSet<(Instant, SessionId)>,
     stats: Stats,
     scratch: Vec<u8>,
+    /// Sessions holding a `subscriptions/listen` stream.
+    listening: usize,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -282,6 +290,7 @@ impl Endpoint {
             timers: BTreeSet::new(),
             stats: Stats::default(),
             scratch: Vec::new(),
+            listening: 0,
         }
     }
 
@@ -1100,6 +1109,7 @@ impl Endpoint {
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
         s.sessions = self.sessions.len();
+        s.listen_streams = self.listening;
         s.open_streams = self.conns.len();
         s.queued_bytes = self.conns.values().map(|c| c.queue.len()).sum();
         for e in self.sessions.values() {
@@ -1158,6 +1168,16 @@ impl Endpoint {
                 entry.session.close(now);
                 moved = true;
             }
+            if entry.transient
+                && !entry.streams.is_empty()
+                && !entry.attached()
+                && !entry.session.is_closed()
+            {
+                // The reply of a stateless POST was cut (its client did not keep up, e.g. on a
+                // listen stream): nothing can reach the client any more.
+                entry.session.handle_closed(now, None);
+                moved = true;
+            }
             if entry.legacy && !entry.attached() && !entry.session.is_closed() {
                 // The legacy stream is gone (client away, or cut for being slow): nothing can
                 // reach the client any more, so the session ends.
@@ -1188,6 +1208,16 @@ impl Endpoint {
 
     /// Picks the stream of one outgoing message and delivers it.
     fn route(&mut self, entry: &mut Entry, t: Transmit, bytes: &[u8], post: Option<u64>) {
+        if t.kind == MessageKind::Notification
+            && t.method == Some("notifications/cancelled")
+            && let Some(id) = &t.related
+            && entry.routes.contains_key(id)
+        {
+            // The server ends the request (a `subscriptions/listen` stream) with this
+            // notification on stdio; over HTTP it closes the request's reply instead.
+            entry.take_route(id);
+            return;
+        }
         let target = match t.kind {
             MessageKind::Response => match &t.related {
                 Some(id) => entry.take_route(id),
@@ -1327,6 +1357,9 @@ impl Endpoint {
         }
         if let Some(t) = entry.timer {
             self.timers.remove(&(t, sid));
+        }
+        if entry.listen {
+            self.listening = self.listening.saturating_sub(1);
         }
         match entry.ending {
             Ending::Closed => self.stats.sessions_closed += 1,

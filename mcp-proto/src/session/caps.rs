@@ -9,7 +9,7 @@ use crate::version::ProtocolVersion;
 pub(crate) struct CapSet {
     tools: bool,
     resources: bool,
-    resources_subscribe: bool,
+    pub(crate) resources_subscribe: bool,
     prompts: bool,
     logging: bool,
     completions: bool,
@@ -19,6 +19,12 @@ pub(crate) struct CapSet {
     tasks: bool,
     /// The tasks extension (`extensions["io.modelcontextprotocol/tasks"]`, 2026-07-28).
     tasks_extension: bool,
+    /// `tools.listChanged`.
+    pub(crate) tools_list_changed: bool,
+    /// `prompts.listChanged`.
+    pub(crate) prompts_list_changed: bool,
+    /// `resources.listChanged`.
+    pub(crate) resources_list_changed: bool,
 }
 
 impl CapSet {
@@ -26,12 +32,19 @@ impl CapSet {
         #[derive(Deserialize)]
         struct Sub {
             subscribe: Option<bool>,
+            #[serde(rename = "listChanged")]
+            list_changed: Option<bool>,
+        }
+        #[derive(Deserialize)]
+        struct Listed {
+            #[serde(rename = "listChanged")]
+            list_changed: Option<bool>,
         }
         #[derive(Deserialize)]
         struct Caps {
-            tools: Option<serde::de::IgnoredAny>,
+            tools: Option<Listed>,
             resources: Option<Sub>,
-            prompts: Option<serde::de::IgnoredAny>,
+            prompts: Option<Listed>,
             logging: Option<serde::de::IgnoredAny>,
             completions: Option<serde::de::IgnoredAny>,
             sampling: Option<serde::de::IgnoredAny>,
@@ -48,6 +61,10 @@ impl CapSet {
         match serde_json::from_str::<Caps>(raw.get()) {
             Ok(c) => CapSet {
                 tools: c.tools.is_some(),
+                tools_list_changed: c.tools.as_ref().and_then(|t| t.list_changed) == Some(true),
+                prompts_list_changed: c.prompts.as_ref().and_then(|p| p.list_changed) == Some(true),
+                resources_list_changed: c.resources.as_ref().and_then(|r| r.list_changed)
+                    == Some(true),
                 resources_subscribe: c
                     .resources
                     .as_ref()
@@ -65,6 +82,15 @@ impl CapSet {
             },
             Err(_) => CapSet::default(),
         }
+    }
+
+    /// Whether a server with these capabilities has anything to deliver on a
+    /// `subscriptions/listen` stream (a list that changes, or resources to subscribe to).
+    pub(crate) fn serves_listen(&self) -> bool {
+        self.tools_list_changed
+            || self.prompts_list_changed
+            || self.resources_list_changed
+            || self.resources_subscribe
     }
 
     pub(super) fn allows(&self, gate: Gate, version: ProtocolVersion) -> bool {
@@ -120,9 +146,15 @@ mod tests {
         assert!(!c.allows(Gate::Prompts, ProtocolVersion::V2025_06_18));
         assert!(!c.allows(Gate::Completions, ProtocolVersion::V2025_06_18));
         assert!(c.allows(Gate::Completions, ProtocolVersion::V2024_11_05));
+        assert!(c.serves_listen(), "resources.subscribe");
         let c = CapSet::parse(&raw(r#"{"resources":{}}"#));
         assert!(c.resources && !c.resources_subscribe);
+        assert!(!c.serves_listen());
         let c = CapSet::parse(&raw("[]"));
         assert!(!c.tools);
+        let c = CapSet::parse(&raw(r#"{"tools":{},"prompts":{"listChanged":false}}"#));
+        assert!(c.tools && !c.serves_listen());
+        let c = CapSet::parse(&raw(r#"{"prompts":{"listChanged":true}}"#));
+        assert!(c.prompts_list_changed && !c.tools_list_changed && c.serves_listen());
     }
 }

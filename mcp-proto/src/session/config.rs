@@ -47,12 +47,20 @@ pub struct Config {
     /// How a client starts: the handshake (default), or `server/discover` and the stateless
     /// era ([`Session::start`]).
     pub discovery: super::Discovery,
+    /// Most `subscriptions/listen` streams a server session holds open at once; one more is
+    /// refused with `-32008` (default 16).
+    pub max_listeners: usize,
+    /// Most messages one listen stream may have queued and not yet transmitted (default 64);
+    /// a change that would exceed it ends the stream (`notifications/cancelled` naming it)
+    /// rather than growing the queue.
+    pub listener_backlog: usize,
 }
 
 impl Config {
     /// A configuration named `name` at `version`, supporting every handshake version, with
     /// empty capabilities, NDJSON framing, 16 MiB messages, 1024 requests in flight each way and
-    /// a 60 s default timeout.
+    /// a 60 s default timeout; a server holds up to 16 listen streams of up to 64 queued
+    /// messages each.
     pub fn new(name: &str, version: &str) -> Self {
         let mut info = Vec::new();
         info.extend_from_slice(b"{\"name\":");
@@ -72,6 +80,8 @@ impl Config {
             request_timeout: Some(Duration::from_secs(60)),
             allow_custom_methods: false,
             discovery: super::Discovery::Initialize,
+            max_listeners: 16,
+            listener_backlog: 64,
         }
     }
 

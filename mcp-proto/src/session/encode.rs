@@ -104,6 +104,9 @@ impl Session {
             return None;
         };
         let start = buf.len();
+        if !self.listeners.is_empty() {
+            self.listener_transmitted(&o);
+        }
         let (id, method) = identify(&o);
         let (kind, related) = write_outgoing(buf, o);
         if self.config.framing == Framing::Ndjson {

@@ -70,7 +70,8 @@ pub enum Event {
         /// The notification's `_meta`, if any (e.g. partial results).
         meta: Option<Box<RawValue>>,
     },
-    /// The peer cancelled one of its requests; do not answer it.
+    /// The peer cancelled one of its requests, or (a server's `subscriptions/listen`) the
+    /// session ended the stream itself: do not answer it, stop working on it.
     Cancelled {
         /// The cancelled request's id.
         id: RequestId,

@@ -41,7 +41,10 @@ impl Session {
             return Err(Error::invalid_params("a result must be a JSON object"));
         }
         let entry = self.take_inbound(id)?;
-        let result = if entry.stateless {
+        // A listen stream ends with its own result, whatever the application passed.
+        let result = if let Some(ended) = self.take_listener_result(id) {
+            ended
+        } else if entry.stateless {
             super::stateless::with_result_type(result)
         } else {
             result
@@ -60,6 +63,7 @@ impl Session {
     /// A local kind ([`ErrorKind::is_local`]) is sent as `-32603` internal error.
     pub fn respond_error(&mut self, id: &RequestId, error: Error) -> Result<(), Error> {
         let entry = self.take_inbound(id)?;
+        self.drop_listener(id);
         // A local kind (a timeout, a closed transport, a failed handler) is no answer the peer
         // knows: it goes out as an internal error, with its message.
         let ErrorObject {
@@ -399,17 +403,29 @@ impl Session {
             return;
         };
         let Some(id) = p.request_id else { return };
+        if self.client && self.listen_ended_by_peer(&id, p.reason.as_deref()) {
+            return;
+        }
+        self.drop_listener(&id);
         if let Some(entry) = self.inbound.remove(&id) {
-            if self.recently_cancelled.len() >= CANCELLED_MEMORY {
-                self.recently_cancelled.pop_front();
-            }
-            self.recently_cancelled.push_back(id.clone());
+            self.remember_cancelled(id.clone());
             self.batch_request_done(entry.batch);
             self.events.push_back(Event::Cancelled {
                 id,
                 reason: p.reason,
             });
         }
+    }
+}
+
+impl Session {
+    /// Remembers `id` as cancelled (a late answer to it is refused as such), forgetting the
+    /// oldest beyond [`CANCELLED_MEMORY`].
+    pub(super) fn remember_cancelled(&mut self, id: RequestId) {
+        if self.recently_cancelled.len() >= CANCELLED_MEMORY {
+            self.recently_cancelled.pop_front();
+        }
+        self.recently_cancelled.push_back(id);
     }
 }
 

@@ -189,6 +189,7 @@ impl Session {
                 reset_on_progress: false,
                 progress: false,
                 last_progress: None,
+                listen: false,
                 lists_tools: false,
             },
         );
@@ -414,6 +415,7 @@ impl Session {
         }
         self.fail_pending(ErrorKind::TransportClosed, "the connection closed");
         self.inbound.clear();
+        self.listeners.clear();
         self.batches.clear();
         self.out.clear();
         self.state = State::Closed;
@@ -447,6 +449,7 @@ impl Session {
     pub(super) fn fail_connection(&mut self, error: Error) {
         self.fail_pending(ErrorKind::TransportClosed, "the connection failed");
         self.inbound.clear();
+        self.listeners.clear();
         self.batches.clear();
         self.out.clear();
         self.state = State::Closed;
@@ -459,6 +462,8 @@ impl Session {
         }
         self.fail_pending(ErrorKind::TransportClosed, why);
         self.state = State::Closing;
+        // Listen streams last until the session ends: end them now, each with its result.
+        self.end_listeners();
         self.maybe_finish_close();
     }
 

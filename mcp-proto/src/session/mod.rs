@@ -21,7 +21,8 @@
 //! The 2026-07-28 stateless era (no handshake, version and capabilities in each request's
 //! `_meta`, `server/discover`, `input_required` results) fits this shape: a request carrying the
 //! modern `_meta` is validated per request instead of against the handshake state; the method
-//! table already knows the modern methods. Its behaviour arrives with a later change.
+//! table already knows the modern methods. Its `subscriptions/listen` streams follow the
+//! rules of [`listen`].
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -44,6 +45,7 @@ mod encode;
 mod event;
 mod inbound;
 mod lifecycle;
+pub mod listen;
 mod outbound;
 pub(crate) mod stateless;
 
@@ -52,12 +54,14 @@ pub use discover::{Discovery, MAX_ANNOTATED_TOOLS};
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
 pub use lifecycle::State;
+pub use listen::{Change, Subscription};
 pub use stateless::RequestEra;
 
 pub(crate) use caps::CapSet;
 use encode::{Batch, Outgoing};
 use inbound::Inbound;
 use lifecycle::PeerInfo;
+use listen::Listener;
 use outbound::Pending;
 
 /// One MCP session, client or server side.
@@ -90,6 +94,9 @@ pub struct Session {
     discover_retried: bool,
     /// A client in the stateless era: the `_meta` entries every request carries.
     era_meta: Option<Box<[u8]>>,
+    /// A server's open `subscriptions/listen` streams, by request id (bounded by
+    /// [`Config::max_listeners`]).
+    listeners: BTreeMap<RequestId, Listener>,
     /// A client in the stateless era: the `x-mcp-header` annotations of the tools listed so
     /// far, by tool (bounded by [`MAX_ANNOTATED_TOOLS`]).
     param_headers: alloc::collections::BTreeMap<String, Box<[crate::schema::tools::ParamHeader]>>,
@@ -142,6 +149,7 @@ impl Session {
             discover_retried: false,
             param_headers: alloc::collections::BTreeMap::new(),
             era_meta: None,
+            listeners: BTreeMap::new(),
         }
     }
 

@@ -32,6 +32,8 @@ pub(super) struct Pending {
     pub(super) reset_on_progress: bool,
     pub(super) progress: bool,
     pub(super) last_progress: Option<f64>,
+    /// A `subscriptions/listen`: no default timeout, and the server may end it.
+    pub(super) listen: bool,
     /// A stateless-era `tools/list`: its tools' `x-mcp-header` annotations are learned.
     pub(super) lists_tools: bool,
 }
@@ -77,7 +79,12 @@ impl Session {
                 Some(with_meta_entries(params, &m)?)
             }
         };
-        let timeout = opts.timeout.or(self.config.request_timeout);
+        // A listen stream lasts as long as the subscription: no default timeout.
+        let listen = name == super::listen::LISTEN;
+        let timeout = match listen {
+            true => opts.timeout,
+            false => opts.timeout.or(self.config.request_timeout),
+        };
         let hard_deadline = opts.max_total_timeout.map(|m| now + m);
         let deadline = earliest(timeout.map(|t| now + t), hard_deadline);
         self.pending.insert(
@@ -91,6 +98,7 @@ impl Session {
                 reset_on_progress: opts.reset_timeout_on_progress,
                 progress: opts.progress,
                 last_progress: None,
+                listen,
                 lists_tools: self.era_meta.is_some() && name == "tools/list",
             },
         );

@@ -130,6 +130,10 @@ impl Session {
             self.answer(batch, Outgoing::Response { id, result });
             return;
         }
+        if method == super::listen::LISTEN {
+            self.open_listener(id, params, batch, era);
+            return;
+        }
         self.admit(
             id,
             method,
@@ -219,6 +223,12 @@ pub(crate) fn check_request(
                         "method not found: `{method}` needs the `{}` capability, which this server did not declare",
                         gate_name(spec.gate)
                     ),
+                ));
+            }
+            if spec.name == super::listen::LISTEN && !own_caps.serves_listen() {
+                return Err(Error::new(
+                    ErrorKind::MethodNotFound,
+                    "method not found: `subscriptions/listen` needs a `listChanged` or `resources.subscribe` capability, and this server declares none",
                 ));
             }
         }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures_channel::oneshot;
-use mcp_proto::session::{Event, InboundRequest, RequestOptions, Session};
+use mcp_proto::session::{Change, Event, InboundRequest, RequestOptions, Session};
 use mcp_proto::{Error, ErrorKind, Instant, RequestId};
 use serde_json::value::RawValue;
 
@@ -62,6 +62,8 @@ pub(crate) trait Core {
         id: &RequestId,
         result: Result<Box<RawValue>, Error>,
     ) -> Result<(), Error>;
+    /// [`Session::publish`]: how many listen streams it was queued on.
+    fn publish(&mut self, now: Instant, change: &Change) -> usize;
     /// [`Session::close`].
     fn close(&mut self, now: Instant);
 }
@@ -110,6 +112,9 @@ impl Core for Session {
             Ok(raw) => Session::respond(self, id, raw),
             Err(e) => self.respond_error(id, e),
         }
+    }
+    fn publish(&mut self, _now: Instant, change: &Change) -> usize {
+        Session::publish(self, change)
     }
     fn close(&mut self, now: Instant) {
         Session::close(self, now)
@@ -230,6 +235,15 @@ impl Dispatcher {
                 };
                 if let Err(e) = core.progress(now, report) {
                     tracing::debug!(target: "mcp", error = %e, "progress not sent");
+                }
+            }
+            Command::Publish(change) => {
+                if core.publish(now, &change) > 0 {
+                    self.telemetry.notification(
+                        connection,
+                        Direction::Outbound,
+                        &change.method().into(),
+                    );
                 }
             }
             Command::Close => core.close(now),

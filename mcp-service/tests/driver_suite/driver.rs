@@ -48,6 +48,7 @@ macro_rules! driver_suite {
             memory_pair_unknown_method_is_an_error,
             tcp_loopback_handshake_and_ping,
             unix_socket_pair_handshake_and_ping,
+            unix_socket_pair_listens_in_the_stateless_era,
             child_ping_then_graceful_shutdown,
             child_ignoring_eof_gets_sigterm,
             child_ignoring_sigterm_gets_killed,
@@ -177,6 +178,47 @@ pub async fn unix_socket_pair_handshake_and_ping<E: Env>(rt: E) {
         client.close();
     };
     // The client's close reaches the server as EOF: it ends cleanly.
+    let (served, ()) = deadline(&rt, 10, join(served, client_side)).await;
+    served.unwrap();
+}
+
+/// A client of the 2026-07-28 era over a socket: `subscribe` and `notifications` ride one
+/// `subscriptions/listen` stream, which hears list changes and `resource_updated`.
+pub async fn unix_socket_pair_listens_in_the_stateless_era<E: Env>(rt: E) {
+    use mcp_service::client::ServerNotification;
+    use mcp_service::schema::{CallToolResult, Tool};
+    let tool = |name: &str| {
+        Tool::new(
+            name,
+            mcp_service::server::schema_of(serde_json::json!({"type": "object"})),
+        )
+    };
+    let srv = Server::builder("t", "1")
+        .versions(&mcp_proto::ProtocolVersion::ALL)
+        .build();
+    let (a, b) = UnixStream::pair().unwrap();
+    let served = rt.serve_unix(srv.clone(), b);
+    let client_side = async {
+        let options = options().discovery(mcp_proto::session::Discovery::Discover);
+        let client = rt.connect_unix(a, options).await.unwrap();
+        assert!(client.protocol_version().is_stateless());
+        let mut notes = client.notifications();
+        let mut updates = client.subscribe("test://watched").await.unwrap();
+        srv.add_tool(tool("t1"), |_: Value, _cx| async {
+            Ok(CallToolResult::text("t1"))
+        })
+        .unwrap();
+        assert!(matches!(
+            notes.recv().await,
+            Some(ServerNotification::ToolsListChanged)
+        ));
+        assert_eq!(srv.resource_updated("test://watched"), 1);
+        assert_eq!(updates.recv().await.unwrap().uri, "test://watched");
+        client.unsubscribe("test://watched").await.unwrap();
+        client.list_tools().await.unwrap();
+        assert_eq!(srv.resource_updated("test://watched"), 0);
+        client.close();
+    };
     let (served, ()) = deadline(&rt, 10, join(served, client_side)).await;
     served.unwrap();
 }

@@ -14,11 +14,24 @@
 //! version equal to the body's `_meta` version (-32020 `HeaderMismatch`, 400); the request's
 //! own `_meta` as a server session checks it (-32022 with `data.supported` and
 //! `data.requested`, -32602, 400); a method the revision does not have (-32601, 404).
+//!
+//! A `subscriptions/listen` POST is the one reply held open: always SSE (406 for a client that
+//! does not accept it), its filter checked first (-32602, 400), at most
+//! [`EndpointConfig::max_listen_streams`](super::EndpointConfig::max_listen_streams) at once
+//! (503). Its session acknowledges it and then carries what the application
+//! [publishes](crate::session::Session::publish) until the client closes the reply, the
+//! application ends it (its result, then the end of the reply), the session ends it for
+//! falling behind (the reply just ends: the `notifications/cancelled` the session writes is
+//! for stdio), or the client does not pull what is sent fast enough
+//! ([`EndpointConfig::max_stream_buffer`](super::EndpointConfig::max_stream_buffer): the reply
+//! is cut and the session ends).
 
 use alloc::borrow::Cow;
 use alloc::format;
 
 use super::*;
+use crate::schema::methods::SUBSCRIPTIONS_LISTEN;
+use crate::session::Subscription;
 use crate::session::stateless::{check_request, unsupported_version};
 
 /// `Mcp-Method`.
@@ -135,6 +148,10 @@ impl Endpoint {
                 return error_reply(status, Some(&id), e);
             }
         }
+        let listen = method == SUBSCRIPTIONS_LISTEN;
+        if listen && let Some(refused) = self.listen_refusal(parts, p, &id) {
+            return refused;
+        }
         if self.sessions.len() >= self.config.max_sessions {
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -148,6 +165,16 @@ impl Endpoint {
         session.requests_refused = Some(NO_SERVER_REQUESTS);
         let mut entry = Entry::new(session, None, true, now);
         self.stats.sessions_created += 1;
+        if listen {
+            // A listen stream is an SSE reply held open, whatever the reply mode: its head is
+            // known at once.
+            entry.listen = true;
+            self.listening += 1;
+            let (l, conn) = self.open_post_as(&mut entry, sid, c, false, false);
+            entry.session.handle_message(now, body);
+            self.settle(now, sid, entry, Some(l));
+            return self.post_reply(conn, false, None);
+        }
         // JSON, unless the request's progress or log messages go out before its answer (then
         // SSE); with `ResponseMode::Json*`, always JSON (those messages are dropped).
         let lazy = self.config.response_mode == ResponseMode::Sse;
@@ -304,6 +331,40 @@ fn numbers_equal(a: &str, b: &str) -> bool {
     match (a.parse::<i128>(), b.parse::<i128>()) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
+    }
+}
+
+impl Endpoint {
+    /// The transport's view of a `subscriptions/listen` POST, its refusal if any: its filter
+    /// (400 with -32602 when it has none), an SSE reply the client accepts (406), room for
+    /// another stream (503,
+    /// [`EndpointConfig::max_listen_streams`](super::EndpointConfig::max_listen_streams)).
+    fn listen_refusal(
+        &self,
+        parts: &Parts,
+        params: &serde_json::value::RawValue,
+        id: &RequestId,
+    ) -> Option<Response<Body>> {
+        if let Err(e) = Subscription::parse(params, &self.own_caps) {
+            return Some(error_reply(StatusCode::BAD_REQUEST, Some(id), e));
+        }
+        if !accepts(&parts.headers, "text", "event-stream") {
+            return Some(rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                TRANSPORT_ERROR,
+                "Not Acceptable: a subscriptions/listen stream is text/event-stream",
+                Some(id),
+            ));
+        }
+        if self.listening >= self.config.max_listen_streams {
+            return Some(rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: too many subscriptions/listen streams open",
+                Some(id),
+            ));
+        }
+        None
     }
 }
 

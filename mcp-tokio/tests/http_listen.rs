@@ -1,0 +1,313 @@
+//! `subscriptions/listen` (2026-07-28) over Streamable HTTP: raw listen POSTs (an SSE reply held
+//! open, acknowledgement first, subscription ids, each stream only what it asked for,
+//! `resource_updated` reaching a handshake-era HTTP client too, closing the reply as the
+//! cancellation, the bound on streams), and our client of the stateless era subscribing over
+//! HTTP.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mcp_proto::ProtocolVersion;
+use mcp_proto::http::EndpointConfig;
+use mcp_proto::session::Discovery;
+use mcp_service::client::ServerNotification;
+use mcp_service::schema::{
+    CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, TextResourceContents, Tool,
+};
+use mcp_service::server::{HandlerContext, ToolContext, schema_of};
+use mcp_tokio::{ClientOptions, HttpClientOptions, Server, TokioRuntime};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const URI: &str = "test://watched";
+const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+
+fn server() -> Server {
+    Server::builder("listen-http", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tool(
+            Tool::new("noop", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("ok")) },
+        )
+        .resource(
+            Resource::new(URI, "watched"),
+            |uri: String, _cx| async move {
+                Ok(vec![ResourceContents::Text(TextResourceContents {
+                    uri,
+                    mime_type: None,
+                    text: "w".into(),
+                    meta: None,
+                })])
+            },
+        )
+        .build()
+}
+
+fn add_tool(srv: &Server, name: &str) {
+    srv.add_tool(
+        Tool::new(name, schema_of(json!({"type": "object"}))),
+        |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("dyn")) },
+    )
+    .unwrap();
+}
+
+fn add_prompt(srv: &Server, name: &str) {
+    srv.add_prompt(
+        Prompt::new(name),
+        |_: BTreeMap<String, String>, _cx: HandlerContext| async move {
+            Ok(GetPromptResult::default())
+        },
+    )
+    .unwrap();
+}
+
+async fn serve(server: Server, config: impl FnOnce(EndpointConfig) -> EndpointConfig) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = config(
+        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
+    );
+    tokio::spawn(mcp_tokio::serve_http(
+        TokioRuntime::current(),
+        server,
+        listener,
+        config,
+    ));
+    port
+}
+
+/// A raw listen POST, read as its SSE reply arrives.
+struct Listen {
+    stream: TcpStream,
+    status: u16,
+    buf: String,
+}
+
+impl Listen {
+    async fn open(port: u16, id: Value, filter: Value) -> Listen {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {"notifications": filter, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(req.as_bytes()).await.unwrap();
+        let mut l = Listen {
+            stream,
+            status: 0,
+            buf: String::new(),
+        };
+        while !l.buf.contains("\r\n\r\n") {
+            l.read().await;
+        }
+        let (head, rest) = l.buf.split_once("\r\n\r\n").unwrap();
+        l.status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(
+            l.status != 200 || head.to_ascii_lowercase().contains("text/event-stream"),
+            "{head}"
+        );
+        l.buf = rest.to_owned();
+        l
+    }
+
+    async fn read(&mut self) -> usize {
+        let mut chunk = [0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), self.stream.read(&mut chunk))
+            .await
+            .expect("data in time")
+            .unwrap();
+        self.buf.push_str(std::str::from_utf8(&chunk[..n]).unwrap());
+        n
+    }
+
+    /// The next message of the stream.
+    async fn next(&mut self) -> Value {
+        loop {
+            if let Some(at) = self.buf.find("data: ")
+                && let Some(end) = self.buf[at..].find('\n')
+            {
+                let data = self.buf[at + 6..at + end].trim().to_owned();
+                self.buf.drain(..at + end);
+                return serde_json::from_str(&data).unwrap();
+            }
+            assert!(self.read().await > 0, "the stream ended");
+        }
+    }
+}
+
+/// Waits until `f` holds (the server sees a closed reply a little after the client closed it).
+async fn eventually(mut f: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the condition never held");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_listen_streams_over_http() {
+    let srv = server();
+    let port = serve(srv.clone(), |c| c).await;
+    let mut tools = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    assert_eq!(tools.status, 200);
+    let ack = tools.next().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"],
+        json!({"notifications": {"toolsListChanged": true}, "_meta": {SUB: 1}})
+    );
+    let mut prompts = Listen::open(
+        port,
+        json!("p"),
+        json!({"promptsListChanged": true, "resourceSubscriptions": [URI]}),
+    )
+    .await;
+    assert_eq!(prompts.next().await["params"]["_meta"][SUB], "p");
+
+    // A handshake-era HTTP client subscribes to the same resource (its GET stream carries it).
+    let old = mcp_tokio::connect_http(
+        TokioRuntime::current(),
+        &format!("http://127.0.0.1:{port}/mcp"),
+        ClientOptions::default(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(old.protocol_version(), ProtocolVersion::V2025_11_25);
+    let mut old_updates = old.subscribe(URI).await.unwrap();
+
+    add_tool(&srv, "t1");
+    add_prompt(&srv, "p1");
+    let n = tools.next().await;
+    assert_eq!(
+        (&n["method"], &n["params"]["_meta"][SUB]),
+        (&json!("notifications/tools/list_changed"), &json!(1))
+    );
+    let n = prompts.next().await;
+    assert_eq!(
+        (&n["method"], &n["params"]["_meta"][SUB]),
+        (&json!("notifications/prompts/list_changed"), &json!("p")),
+        "the prompts-only stream hears nothing of tools"
+    );
+    assert_eq!(srv.resource_updated(URI), 2, "both eras");
+    let n = prompts.next().await;
+    assert_eq!(
+        (
+            &n["method"],
+            &n["params"]["uri"],
+            &n["params"]["_meta"][SUB]
+        ),
+        (
+            &json!("notifications/resources/updated"),
+            &json!(URI),
+            &json!("p")
+        )
+    );
+    let u = tokio::time::timeout(Duration::from_secs(10), old_updates.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(u.uri, URI);
+
+    // Closing a reply is its cancellation: the server forgets the stream.
+    let before = srv.connection_count();
+    drop(prompts);
+    eventually(|| srv.connection_count() < before).await;
+    assert_eq!(
+        srv.resource_updated(URI),
+        1,
+        "the handshake-era client only"
+    );
+    add_tool(&srv, "t2");
+    assert_eq!(
+        tools.next().await["method"],
+        "notifications/tools/list_changed"
+    );
+    old.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_streams_are_bounded_over_http() {
+    let srv = server();
+    let port = serve(srv.clone(), |c| c.max_listen_streams(1)).await;
+    let mut first = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    assert_eq!(
+        first.next().await["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let mut second = Listen::open(port, json!(2), json!({"toolsListChanged": true})).await;
+    assert_eq!(second.status, 503);
+    while !second.buf.contains("too many subscriptions/listen streams") {
+        assert!(second.read().await > 0, "{}", second.buf);
+    }
+    drop(first);
+    // Once the first is gone there is room again.
+    let mut third = None;
+    for _ in 0..200 {
+        let l = Listen::open(port, json!(3), json!({"toolsListChanged": true})).await;
+        if l.status == 200 {
+            third = Some(l);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut third = third.expect("room again");
+    assert_eq!(third.next().await["params"]["_meta"][SUB], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_stateless_client_subscribes_over_http() {
+    let srv = server();
+    let port = serve(srv.clone(), |c| c).await;
+    let client = mcp_tokio::connect_http(
+        TokioRuntime::current(),
+        &format!("http://127.0.0.1:{port}/mcp"),
+        ClientOptions::default().discovery(Discovery::Discover),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    let mut notes = client.notifications();
+    let mut updates = client.subscribe(URI).await.unwrap();
+    let next = async |notes: &mut mcp_service::Notifications<ServerNotification>| {
+        tokio::time::timeout(Duration::from_secs(10), notes.recv())
+            .await
+            .expect("in time")
+            .expect("open")
+    };
+    add_tool(&srv, "t1");
+    assert!(matches!(
+        next(&mut notes).await,
+        ServerNotification::ToolsListChanged
+    ));
+    assert_eq!(srv.resource_updated(URI), 1);
+    let u = tokio::time::timeout(Duration::from_secs(10), updates.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(u.uri, URI);
+    assert!(matches!(
+        next(&mut notes).await,
+        ServerNotification::ResourceUpdated(_)
+    ));
+    client.unsubscribe(URI).await.unwrap();
+    eventually(|| srv.resource_updated(URI) == 0).await;
+    add_prompt(&srv, "p1");
+    assert!(matches!(
+        next(&mut notes).await,
+        ServerNotification::PromptsListChanged
+    ));
+    client.shutdown().await;
+    eventually(|| srv.connection_count() == 0).await;
+}
