@@ -80,14 +80,17 @@ const NO_ELICITATION: &str = "Elicitation not supported: the client has no elici
 /// The error text of `test_error_handling`.
 pub const ERROR_TEXT: &str = "This tool intentionally returns an error for testing";
 
-/// The JSON Schema 2020-12 `inputSchema` of `json_schema_2020_12_tool` (SEP-1613): the suite
-/// checks that `$schema`, `$defs` and `additionalProperties` survive `tools/list`.
+/// The JSON Schema 2020-12 `inputSchema` of `json_schema_2020_12_tool` (SEP-1613, SEP-2106):
+/// the suite checks that `$schema`, `$defs` (with an `$anchor`), `additionalProperties`, the
+/// composition keywords (`allOf`/`anyOf`) and the conditional ones (`if`/`then`/`else`)
+/// survive `tools/list`.
 pub fn json_schema_2020_12() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {
                     "street": {"type": "string"},
@@ -97,8 +100,18 @@ pub fn json_schema_2020_12() -> Value {
         },
         "properties": {
             "name": {"type": "string"},
-            "address": {"$ref": "#/$defs/address"}
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
         },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {
+            "properties": {"contactMethod": {"const": "phone"}},
+            "required": ["contactMethod"]
+        },
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": false
     })
 }
