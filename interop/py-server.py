@@ -18,6 +18,8 @@ The fixtures are the same as ts2-server.mjs's:
   resource fixture://greeting (text/plain) "Hello from the <server name>."
   prompt greeting_prompt {name} -> user "Please greet <name> warmly."
   completion of greeting_prompt's name from Alice, Alan, Bob
+  tool touch            -> publishes a resource-updated event for fixture://greeting to the
+                           subscriptions/listen streams -> "touched fixture://greeting"
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ NAMES = ["Alice", "Alan", "Bob"]
 mcp = MCPServer(
     NAME,
     version="2.3.0-interop",
-    instructions="Interop fixtures: echo, greet, two_step, ask_model, fixture://greeting, greeting_prompt",
+    instructions="Interop fixtures: echo, greet, two_step, ask_model, touch, fixture://greeting, greeting_prompt",
     log_level="WARNING",
 )
 
@@ -105,6 +107,12 @@ async def ask_model(ctx: Context) -> types.CallToolResult | types.InputRequiredR
         )
     content = r.content[0] if isinstance(r.content, list) else r.content
     return text(f"Model answered: {getattr(content, 'text', json.dumps(content.model_dump(mode='json')))}")
+
+
+@mcp.tool(description="Announces an update of fixture://greeting", structured_output=False)
+async def touch(ctx: Context) -> str:
+    await ctx.notify_resource_updated("fixture://greeting")
+    return "touched fixture://greeting"
 
 
 @mcp.resource("fixture://greeting", name="greeting", description="A fixed greeting", mime_type="text/plain")

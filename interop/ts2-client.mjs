@@ -529,8 +529,14 @@ async function main() {
     });
     if (target.kind === 'http') {
         await check('HTTP: MCP-Protocol-Version, Mcp-Method and Mcp-Name headers; no session', async () => {
-            const posts = exchanges.filter((x) => x.method === 'POST' && x.body?.method !== undefined);
+            const all = exchanges.filter((x) => x.method === 'POST' && x.body?.method !== undefined);
+            // Requests only: the SDK derives Mcp-Method/Mcp-Name from request bodies alone (its
+            // notification POSTs, e.g. the listen's notifications/cancelled, carry neither;
+            // StreamableHTTPClientTransport._applyBodyDerivedHeaders).
+            const posts = all.filter((x) => x.body.id !== undefined);
+            const notes = all.filter((x) => x.body.id === undefined);
             assert.ok(posts.length > 10, `${posts.length} POSTs`);
+            for (const x of notes) assert.equal(x.response?.status, 202, `${x.body.method} POST: status`);
             for (const x of posts) {
                 const m = x.body.method;
                 assert.equal(x.headers.get('mcp-protocol-version'), VERSION, `${m}: MCP-Protocol-Version`);
@@ -543,7 +549,8 @@ async function main() {
             }
             const others = exchanges.filter((x) => x.method !== 'POST');
             assert.deepEqual(others.map((x) => x.method), [], 'GET/DELETE requests in the stateless era');
-            return `${posts.length} POSTs, statuses ${[...new Set(posts.map((x) => x.response?.status))].join(' ')}`;
+            return `${posts.length} request POSTs, statuses ${[...new Set(posts.map((x) => x.response?.status))].join(' ')}; `
+                + `${notes.length} notification POST(s) (${notes.map((x) => x.body.method).join(' ') || 'none'}) answered 202`;
         });
     }
     await check('close', async () => {

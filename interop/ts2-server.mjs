@@ -18,7 +18,9 @@
 //   resource fixture://greeting (text/plain) "Hello from the <server name>."
 //   prompt greeting_prompt {name} -> user "Please greet <name> warmly."; name completes from
 //                            Alice, Alan, Bob
-//   completion of greeting_prompt's name
+//   tool touch            -> announces notifications/resources/updated for fixture://greeting on
+//                            the subscriptions/listen streams that asked for it -> "touched
+//                            fixture://greeting"
 
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -38,6 +40,10 @@ const NAME = 'interop-ts2-server';
 const GREETING = `Hello from the ${NAME}.`;
 const NAMES = ['Alice', 'Alan', 'Bob'];
 
+// How `touch` reaches the listen streams: over stdio the connection's pinned instance routes its
+// change notifications onto them; over HTTP the handler's event bus does.
+let httpNotify;
+
 // One key for the process: every round of a flow reaches this process (stdio, or one HTTP server).
 const codec = createRequestStateCodec({ key: randomBytes(32), bind: (ctx) => `${ctx.mcpReq.method}` });
 
@@ -52,7 +58,11 @@ const text = (t) => ({ content: [{ type: 'text', text: t }] });
 function factory() {
     const server = new McpServer(
         { name: NAME, version: '2.4.0-interop' },
-        { instructions: 'Interop fixtures: echo, greet, two_step, ask_model, fixture://greeting, greeting_prompt', requestState: { verify: codec.verify } },
+        {
+            instructions: 'Interop fixtures: echo, greet, two_step, ask_model, touch, fixture://greeting, greeting_prompt',
+            capabilities: { resources: { subscribe: true, listChanged: true } },
+            requestState: { verify: codec.verify },
+        },
     );
     server.registerTool(
         'echo',
@@ -96,6 +106,11 @@ function factory() {
         const content = Array.isArray(r.result.content) ? r.result.content[0] : r.result.content;
         return text(`Model answered: ${content?.type === 'text' ? content.text : JSON.stringify(content)}`);
     });
+    server.registerTool('touch', { description: 'Announces an update of fixture://greeting' }, async () => {
+        if (httpNotify) httpNotify.resourceUpdated('fixture://greeting');
+        else await server.server.sendResourceUpdated({ uri: 'fixture://greeting' });
+        return text('touched fixture://greeting');
+    });
     server.registerResource(
         'greeting',
         'fixture://greeting',
@@ -119,6 +134,7 @@ if (mode === 'stdio') {
 } else if (mode === 'http') {
     const port = rest[0] === '--port' ? Number(rest[1]) : 0;
     const handler = createMcpHandler(factory, { legacy: 'reject' });
+    httpNotify = handler.notify;
     const http = createServer(async (req, res) => {
         try {
             const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);

@@ -9,6 +9,23 @@
 //! interop-client --auto-url URL   # the backwards-compatible probe, then either
 //! ```
 //!
+//! With `--fixtures NAME` it walks instead the small fixture servers of `interop/`
+//! (`ts2-server.mjs` on the TypeScript SDK v2, `py-server.py` on the Python SDK; `NAME` is the
+//! server's expected `serverInfo.name`) in the stateless era (2026-07-28): `echo`, the
+//! multi round-trip tools `greet` (elicitation), `two_step` (two rounds, a requestState) and
+//! `ask_model` (sampling) answered by this client's handlers, `fixture://greeting`, a
+//! `subscriptions/listen` stream (`subscribe`) told of its update by the `touch` tool,
+//! `greeting_prompt` and its completion:
+//!
+//! ```text
+//! interop-client --fixtures NAME [--discovery discover|auto] [--handshake-refused] -- CMD ARGS...
+//! interop-client --fixtures NAME [--discovery discover|auto] [--handshake-refused] --url URL
+//! ```
+//!
+//! `--discovery` picks `Discovery::Discover` (the default with `--fixtures`) or
+//! `Discovery::Auto`; `--handshake-refused` adds a check that a second connection with
+//! `Discovery::Initialize` (the handshake) is refused by the server.
+//!
 //! Without a command it runs `node` on
 //! `interop/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio` (under the
 //! workspace root; `npm ci` in `interop/` installs it). Prints one line per
@@ -22,6 +39,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_proto::session::Discovery;
 use mcp_service::schema::{
     CompleteRequestParams, CompletionContext, CreateMessageResult, ElicitResult, LoggingLevel,
     LoggingMessageNotificationParams, Reference, Root,
@@ -128,7 +146,8 @@ async fn wait_for<T: Clone>(
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let fixtures = parse_fixture_flags(&mut args);
     let target = match args.first().map(String::as_str) {
         Some(flag @ ("--url" | "--sse-url" | "--auto-url")) => match args.get(1) {
             Some(url) if args.len() == 2 => match flag {
@@ -157,7 +176,12 @@ async fn main() {
         passed: 0,
         failed: 0,
     };
-    let walk = run(&target, &mut w);
+    let walk = async {
+        match &fixtures {
+            Some(f) => run_fixtures(&target, f, &mut w).await,
+            None => run(&target, &mut w).await,
+        }
+    };
     if tokio::time::timeout(Duration::from_secs(120), walk)
         .await
         .is_err()
@@ -171,7 +195,9 @@ async fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: interop-client [-- SERVER_CMD ARGS...] | --url URL | --sse-url URL | --auto-url URL"
+        "usage: interop-client [-- SERVER_CMD ARGS...] | --url URL | --sse-url URL | --auto-url URL\n       \
+         interop-client --fixtures NAME [--discovery discover|auto] [--handshake-refused] \
+         (-- SERVER_CMD ARGS... | --url URL)"
     );
     std::process::exit(2);
 }
@@ -1139,6 +1165,463 @@ async fn run(target: &Target, w: &mut Walk) {
                     "the client is still open 5 s after close"
                 );
                 ensure!(client.ping().await.is_err(), "ping succeeded after close");
+                Ok("client closed".into())
+            }
+        }
+    })
+    .await;
+}
+
+// ------------------------------------------------------------------------ the fixture walk
+
+/// What `--fixtures` asks for.
+struct Fixtures {
+    /// The fixture server's expected `serverInfo.name`.
+    name: String,
+    /// How the client starts (`Discover` unless `--discovery auto`).
+    discovery: Discovery,
+    /// Whether to check that the handshake (`Discovery::Initialize`) is refused.
+    handshake_refused: bool,
+}
+
+/// Takes the leading `--fixtures NAME`, `--discovery discover|auto` and `--handshake-refused`
+/// flags off `args`.
+fn parse_fixture_flags(args: &mut Vec<String>) -> Option<Fixtures> {
+    let mut name = None;
+    let mut discovery = None;
+    let mut handshake_refused = false;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--fixtures") if args.len() > 1 => {
+                name = Some(args[1].clone());
+                args.drain(..2);
+            }
+            Some("--discovery") if args.len() > 1 => {
+                discovery = Some(match args[1].as_str() {
+                    "discover" => Discovery::Discover,
+                    "auto" => Discovery::Auto,
+                    _ => usage(),
+                });
+                args.drain(..2);
+            }
+            Some("--handshake-refused") => {
+                handshake_refused = true;
+                args.remove(0);
+            }
+            Some("--fixtures" | "--discovery") => usage(),
+            _ => break,
+        }
+    }
+    match name {
+        Some(name) => Some(Fixtures {
+            name,
+            discovery: discovery.unwrap_or(Discovery::Discover),
+            handshake_refused,
+        }),
+        None if discovery.is_some() || handshake_refused => usage(),
+        None => None,
+    }
+}
+
+/// The fixture walk's client: every protocol version, `discovery`, and handlers answering the
+/// fixtures' input requests (recording what they were asked).
+fn fixture_options(
+    discovery: Discovery,
+    asked: &Arc<Mutex<Vec<Value>>>,
+    sampled: &Arc<Mutex<Vec<Value>>>,
+) -> ClientOptions {
+    ClientOptions::new("interop-rs-client", env!("CARGO_PKG_VERSION"))
+        .versions(&mcp_proto::ProtocolVersion::ALL)
+        .discovery(discovery)
+        .roots(vec![Root {
+            uri: ROOT_URI.into(),
+            name: Some("interop-root".into()),
+            meta: None,
+        }])
+        .sampling({
+            let seen = sampled.clone();
+            move |params, _cx| {
+                let seen = seen.clone();
+                async move {
+                    let prompt = params
+                        .messages
+                        .first()
+                        .and_then(|m| m.content.blocks().iter().find_map(|b| b.as_text()))
+                        .unwrap_or("")
+                        .to_owned();
+                    seen.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(to_json(&params));
+                    Ok(CreateMessageResult::text(
+                        SAMPLING_MODEL,
+                        format!("rs says: {prompt}"),
+                    ))
+                }
+            }
+        })
+        .elicitation({
+            let seen = asked.clone();
+            move |params, _cx| {
+                let seen = seen.clone();
+                async move {
+                    let p = to_json(&params);
+                    seen.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(p.clone());
+                    // One answer per field the form asks for.
+                    let mut content = serde_json::Map::new();
+                    for field in p["requestedSchema"]["properties"]
+                        .as_object()
+                        .into_iter()
+                        .flat_map(|o| o.keys())
+                    {
+                        match field.as_str() {
+                            "name" => content.insert(field.clone(), json!("Ferris")),
+                            "color" => content.insert(field.clone(), json!("orange")),
+                            _ => None,
+                        };
+                    }
+                    serde_json::from_value::<ElicitResult>(
+                        json!({"action": "accept", "content": content}),
+                    )
+                    .map_err(|e| Error::internal(format!("building the elicitation result: {e}")))
+                }
+            }
+        })
+}
+
+fn take(items: &Mutex<Vec<Value>>) -> Vec<Value> {
+    std::mem::take(&mut *items.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Walks a fixture server (`interop/ts2-server.mjs`, `interop/py-server.py`) in the stateless era.
+async fn run_fixtures(target: &Target, f: &Fixtures, w: &mut Walk) {
+    if !matches!(target, Target::Command(_) | Target::Http(_)) {
+        usage();
+    }
+    let asked: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sampled: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let options = fixture_options(f.discovery, &asked, &sampled);
+
+    let mut conn = None;
+    w.check(&format!("connect (Discovery::{:?})", f.discovery), async {
+        let c = connect(target, options).await?;
+        let info: Value = serde_json::from_str(c.server_info().info.get()).unwrap_or_default();
+        ensure!(info["name"] == f.name.as_str(), "serverInfo: {info}");
+        ensure_eq(
+            &json!(c.protocol_version().as_str()),
+            &json!("2026-07-28"),
+            "protocol version",
+        )?;
+        ensure!(
+            c.instructions()
+                .is_some_and(|i| i.starts_with("Interop fixtures")),
+            "instructions: {:?}",
+            c.instructions()
+        );
+        let detail = format!(
+            "{} {}, protocol {}",
+            info["name"].as_str().unwrap_or("?"),
+            info["version"].as_str().unwrap_or("?"),
+            c.protocol_version().as_str()
+        );
+        conn = Some(c);
+        Ok(detail)
+    })
+    .await;
+    let Some(client) = conn else { return };
+
+    w.check("tools/list", async {
+        let tools = client.list_tools().await.ctx("tools/list")?;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        for expected in ["echo", "greet", "two_step", "ask_model", "touch"] {
+            ensure!(
+                names.contains(&expected),
+                "{expected} missing from {names:?}"
+            );
+        }
+        let echo = tools
+            .iter()
+            .find(|t| t.name == "echo")
+            .map(to_json)
+            .unwrap_or_default();
+        ensure_eq(
+            &echo["inputSchema"]["required"],
+            &json!(["message"]),
+            "echo inputSchema.required",
+        )?;
+        ensure_eq(
+            &echo["inputSchema"]["properties"]["message"]["type"],
+            &json!("string"),
+            "echo inputSchema message type",
+        )?;
+        Ok(format!("{} tools", tools.len()))
+    })
+    .await;
+
+    w.check("tools/call echo", async {
+        let r = client
+            .call_tool("echo", json!({"message": "héllo from Rust ✓"}))
+            .await
+            .ctx("echo")?;
+        let r = to_json(&r);
+        ensure_eq(
+            &r["content"],
+            &json!([{"type": "text", "text": "Echo: héllo from Rust ✓"}]),
+            "content",
+        )?;
+        ensure!(r["isError"] != json!(true), "isError: {r}");
+        Ok(String::new())
+    })
+    .await;
+
+    w.check("tools/call unknown tool -> error", async {
+        match client.call_tool("no_such_tool", json!({})).await {
+            Err(e) => Ok(format!("{e}")),
+            Ok(r) if to_json(&r)["isError"] == json!(true) => Ok("isError result".into()),
+            Ok(r) => Err(format!("no error: {}", to_json(&r))),
+        }
+    })
+    .await;
+
+    w.check("MRTR tools/call greet (elicitation handler)", async {
+        take(&asked);
+        let r = client.call_tool("greet", json!({})).await.ctx("greet")?;
+        ensure_eq(
+            &json!(texts(&to_json(&r))),
+            &json!(["Hello, Ferris!"]),
+            "texts",
+        )?;
+        let asked = take(&asked);
+        ensure!(asked.len() == 1, "elicitation handler calls: {asked:?}");
+        ensure_eq(
+            &asked[0]["message"],
+            &json!("What is your name?"),
+            "message",
+        )?;
+        Ok(String::new())
+    })
+    .await;
+
+    w.check(
+        "MRTR tools/call two_step (two rounds, requestState)",
+        async {
+            take(&asked);
+            let r = client
+                .call_tool("two_step", json!({}))
+                .await
+                .ctx("two_step")?;
+            ensure_eq(
+                &json!(texts(&to_json(&r))),
+                &json!(["Ferris likes orange"]),
+                "texts",
+            )?;
+            let messages: Vec<Value> = take(&asked)
+                .into_iter()
+                .map(|a| a["message"].clone())
+                .collect();
+            ensure_eq(
+                &json!(messages),
+                &json!([
+                    "Step 1: What is your name?",
+                    "Step 2: What is your favorite color?"
+                ]),
+                "asked",
+            )?;
+            Ok(String::new())
+        },
+    )
+    .await;
+
+    w.check("MRTR tools/call ask_model (sampling handler)", async {
+        take(&sampled);
+        let r = client
+            .call_tool("ask_model", json!({}))
+            .await
+            .ctx("ask_model")?;
+        ensure_eq(
+            &json!(texts(&to_json(&r))),
+            &json!(["Model answered: rs says: What is the capital of France?"]),
+            "texts",
+        )?;
+        let sampled = take(&sampled);
+        ensure!(sampled.len() == 1, "sampling handler calls: {sampled:?}");
+        ensure_eq(&sampled[0]["maxTokens"], &json!(50), "maxTokens")?;
+        Ok(String::new())
+    })
+    .await;
+
+    let greeting = format!("Hello from the {}.", f.name);
+    w.check("resources/list", async {
+        let resources = client.list_resources().await.ctx("resources/list")?;
+        let r = resources
+            .iter()
+            .find(|r| r.uri == "fixture://greeting")
+            .map(to_json)
+            .ok_or_else(|| {
+                format!(
+                    "fixture://greeting missing from {:?}",
+                    resources.iter().map(|r| &r.uri).collect::<Vec<_>>()
+                )
+            })?;
+        ensure_eq(&r["mimeType"], &json!("text/plain"), "mimeType")?;
+        Ok(format!("{} resources", resources.len()))
+    })
+    .await;
+
+    w.check("resources/read fixture://greeting", async {
+        let r = to_json(
+            &client
+                .read_resource("fixture://greeting")
+                .await
+                .ctx("resources/read")?,
+        );
+        ensure_eq(
+            &r["contents"],
+            &json!([{"uri": "fixture://greeting", "mimeType": "text/plain", "text": greeting}]),
+            "contents",
+        )?;
+        Ok(String::new())
+    })
+    .await;
+
+    w.check("prompts/list", async {
+        let prompts = client.list_prompts().await.ctx("prompts/list")?;
+        let p = prompts
+            .iter()
+            .find(|p| p.name == "greeting_prompt")
+            .map(to_json)
+            .ok_or("greeting_prompt missing")?;
+        let args: Vec<(Value, Value)> = p["arguments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| (a["name"].clone(), a["required"].clone()))
+            .collect();
+        ensure!(
+            args == [(json!("name"), json!(true))],
+            "greeting_prompt arguments {args:?}"
+        );
+        Ok(format!("{} prompts", prompts.len()))
+    })
+    .await;
+
+    w.check("prompts/get greeting_prompt", async {
+        let args = BTreeMap::from([("name".to_owned(), "Ferris".to_owned())]);
+        let r = to_json(
+            &client
+                .get_prompt("greeting_prompt", args)
+                .await
+                .ctx("prompts/get")?,
+        );
+        ensure_eq(
+            &r["messages"],
+            &json!([{
+                "role": "user",
+                "content": {"type": "text", "text": "Please greet Ferris warmly."}
+            }]),
+            "messages",
+        )?;
+        Ok(String::new())
+    })
+    .await;
+
+    w.check(
+        "completion/complete ref/prompt greeting_prompt name",
+        async {
+            let r = client
+                .complete(CompleteRequestParams::new(
+                    Reference::prompt("greeting_prompt"),
+                    "name",
+                    "Al",
+                ))
+                .await
+                .ctx("completion/complete")?;
+            ensure_eq(
+                &json!(r.completion.values),
+                &json!(["Alice", "Alan"]),
+                "values",
+            )?;
+            Ok(String::new())
+        },
+    )
+    .await;
+
+    w.check(
+        "subscriptions/listen (subscribe) + touch -> notifications/resources/updated",
+        async {
+            let mut rx = client
+                .subscribe("fixture://greeting")
+                .await
+                .ctx("subscribe (subscriptions/listen)")?;
+            let r = client.call_tool("touch", json!({})).await.ctx("touch")?;
+            ensure_eq(
+                &json!(texts(&to_json(&r))),
+                &json!(["touched fixture://greeting"]),
+                "touch texts",
+            )?;
+            let update = tokio::time::timeout(Duration::from_secs(3), rx.recv())
+                .await
+                .ok()
+                .flatten();
+            client
+                .unsubscribe("fixture://greeting")
+                .await
+                .ctx("unsubscribe")?;
+            let update = update.ok_or("no notifications/resources/updated within 3 s")?;
+            ensure_eq(&json!(update.uri), &json!("fixture://greeting"), "uri")?;
+            Ok(String::new())
+        },
+    )
+    .await;
+
+    if f.handshake_refused {
+        w.check("the handshake (Discovery::Initialize) is refused", async {
+            let options = ClientOptions::new("interop-rs-client", env!("CARGO_PKG_VERSION"));
+            match connect(target, options).await {
+                Ok(c) => Err(format!(
+                    "the handshake succeeded, protocol {}",
+                    c.protocol_version().as_str()
+                )),
+                Err(e) => {
+                    // -32022 UnsupportedProtocolVersion (its data names 2026-07-28).
+                    ensure!(
+                        e.contains("-32022"),
+                        "not an unsupported-version refusal: {e}"
+                    );
+                    Ok(e)
+                }
+            }
+        })
+        .await;
+    }
+
+    w.check("shutdown", async {
+        match client {
+            Conn::Child(child) => {
+                let status = child
+                    .shutdown_within(Duration::from_millis(2000))
+                    .await
+                    .map_err(|e| format!("shutdown: {e}"))?;
+                Ok(format!("server exited: {status}"))
+            }
+            Conn::Http(client) => {
+                client.close();
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+                while !client.is_closed() && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                ensure!(
+                    client.is_closed(),
+                    "the client is still open 5 s after close"
+                );
+                ensure!(
+                    client
+                        .call_tool("echo", json!({"message": "x"}))
+                        .await
+                        .is_err(),
+                    "a call succeeded after close"
+                );
                 Ok("client closed".into())
             }
         }
