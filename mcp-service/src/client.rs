@@ -58,6 +58,7 @@ pub struct ClientOptions {
     sampling: Option<Arc<SamplingFn>>,
     elicitation: Option<Arc<ElicitFn>>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
+    tasks: bool,
     telemetry: Telemetry,
 }
 
@@ -82,6 +83,7 @@ impl ClientOptions {
             sampling: None,
             elicitation: None,
             roots: None,
+            tasks: false,
             telemetry: Telemetry::default(),
         }
     }
@@ -108,6 +110,18 @@ impl ClientOptions {
 
     /// Exposes roots (declares `roots` with `listChanged`); change them with
     /// [`Client::set_roots`].
+    /// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): a server
+    /// may then answer a tool call with a task, which [`Client::call_tool`] follows to its end
+    /// (polling `tasks/get`, answering its input requests through the sampling, elicitation
+    /// and roots handlers with `tasks/update`, cancelling it when the call is dropped or its
+    /// own timeout passes; the session's default timeout does not apply to a task). See also
+    /// [`Client::get_task`], [`Client::cancel_task`].
+    pub fn tasks(mut self) -> Self {
+        self.tasks = true;
+        self
+    }
+
+    /// Answers the server's `roots/list` with `roots`.
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = Some(Arc::new(RwLock::new(roots)));
         self
@@ -170,6 +184,12 @@ impl ClientOptions {
         }
         if self.roots.is_some() {
             caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
+        }
+        if self.tasks {
+            caps.insert(
+                "extensions".into(),
+                serde_json::json!({ mcp_proto::schema::tasks::extension::EXTENSION_ID: {} }),
+            );
         }
         let mut config = self.config.clone();
         config.capabilities = crate::raw::to_raw(&caps)?;
@@ -438,9 +458,13 @@ impl Client {
         // handlers as the handshake era's server requests.
         let rounds = server.version.is_stateless().then(|| {
             let clock_rt = rt.clone();
+            let sleep_rt = rt.clone();
+            let spawn_rt = rt.clone();
             crate::mrtr::ClientRounds {
                 answerer: service,
                 clock: Arc::new(move || clock_rt.now()),
+                sleep: Arc::new(move |at| sleep_rt.sleep_until(at)),
+                spawn: Arc::new(move |f| spawn_rt.spawn(f)),
                 default_timeout,
             }
         });
@@ -771,6 +795,40 @@ impl Client {
                 })
             }
         }
+    }
+
+    /// `tasks/get` (tasks extension): a task as the server has it now.
+    pub async fn get_task(
+        &self,
+        task_id: &str,
+    ) -> Result<mcp_proto::schema::tasks::extension::Task, Error> {
+        self.peer
+            .request_with("tasks/get", &serde_json::json!({"taskId": task_id}))
+            .typed()
+            .await
+    }
+
+    /// `tasks/update` (tasks extension): answers some of a task's input requests, by key.
+    pub async fn update_task(
+        &self,
+        task_id: &str,
+        input_responses: Map<String, Value>,
+    ) -> Result<(), Error> {
+        self.peer
+            .request_with(
+                "tasks/update",
+                &serde_json::json!({"taskId": task_id, "inputResponses": input_responses}),
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// `tasks/cancel` (tasks extension).
+    pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
+        self.peer
+            .request_with("tasks/cancel", &serde_json::json!({"taskId": task_id}))
+            .await
+            .map(|_| ())
     }
 
     /// `completion/complete`.

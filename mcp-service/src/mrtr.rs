@@ -528,6 +528,11 @@ pub(crate) type Answerer = std::sync::Arc<dyn crate::service::Service>;
 pub(crate) struct ClientRounds {
     pub(crate) answerer: Answerer,
     pub(crate) clock: Clock,
+    /// Sleeps until an instant of the runtime (between polls of a task).
+    pub(crate) sleep:
+        std::sync::Arc<dyn Fn(mcp_proto::Instant) -> crate::runtime::BoxFuture<()> + Send + Sync>,
+    /// Spawns on the runtime (a dropped call's `tasks/cancel`).
+    pub(crate) spawn: crate::tasks::Spawner,
     /// The session's default request timeout.
     pub(crate) default_timeout: Option<mcp_proto::Duration>,
 }
@@ -553,6 +558,38 @@ struct Asked {
     method: String,
     #[serde(default)]
     params: Option<Box<RawValue>>,
+}
+
+/// Cancels a followed task when the call is dropped (or times out) before it ended.
+struct CancelOnDrop {
+    peer: crate::peer::Peer,
+    spawn: crate::tasks::Spawner,
+    task_id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.task_id.take() {
+            let request = self
+                .peer
+                .request_with("tasks/cancel", &serde_json::json!({"taskId": id}));
+            (self.spawn)(Box::pin(async move {
+                let _ = request.await;
+            }));
+        }
+    }
+}
+
+/// Whether a raw result is a task (`resultType: "task"`).
+fn is_task(raw: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "resultType", borrow)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    raw.get().contains("\"task\"")
+        && serde_json::from_str::<Peek<'_>>(raw.get())
+            .is_ok_and(|p| p.result_type.as_deref() == Some("task"))
 }
 
 /// Whether a raw result is `input_required`.
@@ -611,6 +648,11 @@ impl ClientRounds {
                 .request(crate::raw::to_raw(&params)?, opts, progress)
                 .await?;
             if !is_input_required(&raw) {
+                // A task (tasks extension): followed to its end, within the call's own timeout.
+                if is_task(&raw) {
+                    let deadline = parts.opts.timeout.map(|t| start + t);
+                    return self.follow_task(&parts.peer, &raw, deadline).await;
+                }
                 return Ok(raw);
             }
             let required: Required = serde_json::from_str(raw.get()).map_err(|e| {
@@ -636,6 +678,99 @@ impl ClientRounds {
             ErrorKind::LimitExceeded,
             format!("the server asked for input more than {MAX_ROUNDS} times"),
         ))
+    }
+
+    /// Polls a task (`tasks/get`, at the interval it suggests) until it ends, answering its
+    /// input requests with `tasks/update` through the client's handlers: its result when it
+    /// completes, its error when it fails, `RequestCancelled` when it was cancelled. Past
+    /// `deadline`, or when the future is dropped, the task is cancelled (`tasks/cancel`).
+    async fn follow_task(
+        &self,
+        peer: &crate::peer::Peer,
+        created: &RawValue,
+        deadline: Option<mcp_proto::Instant>,
+    ) -> Result<Box<RawValue>, Error> {
+        use mcp_proto::schema::TaskStatus;
+        use mcp_proto::schema::tasks::extension::Task;
+        let task: Task = serde_json::from_str(created.get())
+            .map_err(|e| Error::new(ErrorKind::ProtocolInvalid, format!("invalid task: {e}")))?;
+        let id = task.task_id.clone();
+        let mut guard = CancelOnDrop {
+            peer: peer.clone(),
+            spawn: self.spawn.clone(),
+            task_id: Some(id.clone()),
+        };
+        let mut interval = task.poll_interval_ms.unwrap_or(500).clamp(20, 10_000);
+        let mut answered: std::collections::BTreeSet<String> = Default::default();
+        loop {
+            let now = (self.clock)();
+            let mut wake = now + mcp_proto::Duration::from_millis(interval);
+            if let Some(d) = deadline {
+                if now >= d {
+                    return Err(Error::new(ErrorKind::Timeout, "the task timed out"));
+                }
+                wake = wake.min(d);
+            }
+            (self.sleep)(wake).await;
+            let raw = peer
+                .request_with("tasks/get", &serde_json::json!({"taskId": id}))
+                .await?;
+            let task: Task = serde_json::from_str(raw.get()).map_err(|e| {
+                Error::new(ErrorKind::ProtocolInvalid, format!("invalid task: {e}"))
+            })?;
+            interval = task.poll_interval_ms.unwrap_or(interval).clamp(20, 10_000);
+            match task.status {
+                TaskStatus::Completed => {
+                    guard.task_id = None;
+                    return crate::raw::to_raw(&task.result.unwrap_or_default());
+                }
+                TaskStatus::Failed => {
+                    guard.task_id = None;
+                    let e = task.error.unwrap_or_default();
+                    let code = e.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+                    let message = e
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the task failed")
+                        .to_owned();
+                    return Err(Error::new(ErrorKind::from_code(code), message).with_code(code));
+                }
+                TaskStatus::Cancelled => {
+                    guard.task_id = None;
+                    return Err(Error::new(
+                        ErrorKind::RequestCancelled,
+                        "the task was cancelled",
+                    ));
+                }
+                TaskStatus::InputRequired => {
+                    let asks: Vec<(String, Asked)> = task
+                        .input_requests
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(k, _)| !answered.contains(k))
+                        .filter_map(|(k, r)| {
+                            let v = serde_json::to_value(&r).ok()?;
+                            serde_json::from_value::<Asked>(v).ok().map(|a| (k, a))
+                        })
+                        .collect();
+                    if asks.is_empty() {
+                        continue;
+                    }
+                    let answers = futures_util::future::try_join_all(
+                        asks.into_iter().map(|(k, a)| self.answer(peer, k, a)),
+                    )
+                    .await?;
+                    answered.extend(answers.iter().map(|(k, _)| k.clone()));
+                    let answers: serde_json::Map<String, Value> = answers.into_iter().collect();
+                    peer.request_with(
+                        "tasks/update",
+                        &serde_json::json!({"taskId": id, "inputResponses": answers}),
+                    )
+                    .await?;
+                }
+                _ => {}
+            }
+        }
     }
 
     /// One input request, answered by the handler a server-to-client request would reach.

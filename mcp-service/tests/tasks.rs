@@ -347,3 +347,63 @@ fn the_extension_gates_the_task_surface() {
         assert!(g["result"].get("result").is_none());
     });
 }
+
+#[test]
+fn our_client_follows_a_task_to_its_end() {
+    use mcp_service::schema::ElicitRequestParams;
+    use mcp_service::{Client, ClientOptions};
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(256 * 1024);
+    let srv = server(rt.clone());
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let rt2 = rt.clone();
+    sim.block_on(async move {
+        let options = ClientOptions::new("tasks-client", "1")
+            .versions(&ProtocolVersion::ALL)
+            .discovery(mcp_proto::session::Discovery::Discover)
+            .tasks()
+            .elicitation(|p: ElicitRequestParams, _| async move {
+                let ElicitRequestParams::Form(f) = p else {
+                    panic!("a form")
+                };
+                let v = if f.message.starts_with("first") {
+                    "1"
+                } else {
+                    "2"
+                };
+                Ok(
+                    serde_json::from_value(json!({"action": "accept", "content": {"v": v}}))
+                        .unwrap(),
+                )
+            });
+        let client = Client::connect(rt2.clone(), client_end, options)
+            .await
+            .unwrap();
+        // A task, followed transparently: the caller sees the result.
+        let r = client
+            .call_tool("slow", json!({"seconds": 3}))
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("slept 3s"));
+        // Its input requests are answered through the handlers.
+        let r = client.call_tool("ask", json!({})).await.unwrap();
+        assert_eq!(r.content[0].as_text(), Some("\"1\"+\"2\""));
+        // A failed task is the call's error.
+        let e = client.call_tool("crash", json!({})).await.unwrap_err();
+        assert_eq!(e.code(), -32603, "{e}");
+        // The call's own timeout covers the task, which is then cancelled on the server.
+        let e = client
+            .call_tool("slow", json!({"seconds": 60}))
+            .timeout(Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), mcp_proto::ErrorKind::Timeout, "{e}");
+    })
+    .expect("the client finished");
+}
