@@ -13,9 +13,9 @@ sampling, elicitation and roots callbacks.
 
 Prints one line per check ("ok"/"FAIL"/"SKIP"), then "N passed, M failed" (", K skipped" when a
 step was skipped); exits 1 on any failure. The expected values are the fixtures of
-examples/src/everything.rs. `subscriptions/listen` is walked when the server has it; a server
-answering it with -32601 (method not found) makes the step a SKIP, or a FAIL with
-INTEROP_REQUIRE_LISTEN=1.
+examples/src/everything.rs. `subscriptions/listen` is required: a server answering it with -32601
+(method not found) fails the step, or makes it a SKIP with INTEROP_REQUIRE_LISTEN=0 (for a tree
+from before the server had it).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFB
 TIMEOUT = 15.0
 ROOT_URI = "file:///tmp/py-modern-root"
 LABEL = f"[{os.environ['INTEROP_LABEL']}] " if os.environ.get("INTEROP_LABEL") else ""
-REQUIRE_LISTEN = os.environ.get("INTEROP_REQUIRE_LISTEN") == "1"
+REQUIRE_LISTEN = os.environ.get("INTEROP_REQUIRE_LISTEN") != "0"
 
 FIXTURE_TOOLS = [
     "echo", "test_simple_text", "test_image_content", "test_error_handling", "test_tool_with_progress",

@@ -8,15 +8,26 @@
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
 #                   over stdio, Streamable HTTP, legacy HTTP+SSE, and the probe (to both)
 #
+# and in the stateless era (protocol 2026-07-28), per runtime, over stdio and Streamable HTTP
+# (the default endpoint and --stateless):
+#
+#   ts2-client.mjs       TypeScript SDK v2 client (pin and auto) -> everything --eras both
+#   py-modern-client.py  Python SDK client (2026-07-28 and auto) -> everything --eras both
+#   interop-client --fixtures (Discovery::Discover and Auto)     -> ts2-server.mjs (TypeScript SDK
+#                        v2 server, handshake refused) and py-server.py (Python SDK server), over
+#                        stdio and Streamable HTTP
+#
 # Installs the pinned dependencies (npm ci; a venv with pip --require-hashes), builds the two
 # Rust binaries, runs every walk and fails if any check failed. The last line is
-# "interop: N passed, M failed".
+# "interop: N passed, M failed" (", K skipped" follows when a walk skipped a step).
 #
 # Environment:
 #   CARGO_TARGET_DIR        where cargo builds (default: the workspace's target/)
 #   INTEROP_SKIP_INSTALL=1  use node_modules/ and .venv/ as they are
 #   INTEROP_SKIP_BUILD=1    use the binaries already built (debug profile)
 #   INTEROP_RUNTIMES        runtimes of our server to walk (default: "tokio async-std")
+#   INTEROP_REQUIRE_LISTEN=0  a server without subscriptions/listen (-32601) skips those steps
+#                           instead of failing them
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -78,6 +89,7 @@ done
 # ------------------------------------------------------------------------------------- run
 total_passed=0
 total_failed=0
+total_skipped=0
 results=()
 
 # walk NAME COMMAND...: runs one walk, echoes its output, adds up its closing line.
@@ -89,13 +101,14 @@ walk() {
     local out status=0
     out="$(mktemp)"
     timeout --kill-after=5 "$WALK_TIMEOUT" "$@" 2>&1 | tee "$out" || status=$?
-    local summary passed failed
-    summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1 || true)"
+    local summary passed failed skipped=0
+    summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$out" | tail -n 1 || true)"
     rm -f "$out"
     if [ -n "$summary" ]; then
         passed="${summary%% passed*}"
         failed="${summary#*, }"
         failed="${failed%% failed*}"
+        case "$summary" in *skipped) skipped="${summary##*failed, }"; skipped="${skipped%% skipped}" ;; esac
     else
         passed=0
         failed=1
@@ -107,10 +120,13 @@ walk() {
     fi
     total_passed=$((total_passed + passed))
     total_failed=$((total_failed + failed))
+    total_skipped=$((total_skipped + skipped))
+    local skip_note=""
+    [ "$skipped" -gt 0 ] && skip_note=", $skipped skipped"
     if [ "$failed" -eq 0 ]; then
-        results+=("pass  $name ($passed checks)")
+        results+=("pass  $name ($passed checks$skip_note)")
     else
-        results+=("FAIL  $name ($passed passed, $failed failed)")
+        results+=("FAIL  $name ($passed passed, $failed failed$skip_note)")
     fi
 }
 
@@ -195,8 +211,112 @@ for rt in $RUNTIMES; do
     trap - EXIT
 done
 
+# --------------------------------------------------- the stateless era (protocol 2026-07-28)
+# Background servers announce their URL (http://HOST:PORT/mcp) on stderr; each is stopped when
+# its walks are done, and on exit.
+bg_pids=()
+stop_bg() {
+    for p in "${bg_pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    bg_pids=()
+}
+trap stop_bg EXIT
+# start_announced LOG CMD...: starts CMD in the background with its stderr in LOG and waits until
+# it announces its URL there (sets URL; returns 1, URL empty, when it exits or takes 30 s).
+start_announced() {
+    local log="$1"
+    shift
+    "$@" 2>"$log" &
+    local pid=$!
+    bg_pids+=("$pid")
+    URL=""
+    for _ in $(seq 1 300); do
+        URL="$(grep -oE 'http://[0-9.]+:[0-9]+/mcp' "$log" | head -n 1 || true)"
+        [ -n "$URL" ] && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "FAIL $* did not announce its URL:"
+    cat "$log"
+    return 1
+}
+
+# The TypeScript SDK v2 and Python SDK clients -> everything --eras both.
+for rt in $RUNTIMES; do
+    ev=("$BIN/everything" --runtime "$rt" --eras both)
+    for mode in pin auto; do
+        walk "ts2-client (TypeScript SDK v2, $mode 2026-07-28) -> everything --eras both ($rt, stdio)" \
+            node ts2-client.mjs --mode "$mode" -- "${ev[@]}" --transport stdio
+    done
+    for mode in 2026-07-28 auto; do
+        walk "py-modern-client (Python SDK, mode=$mode) -> everything --eras both ($rt, stdio)" \
+            .venv/bin/python py-modern-client.py --mode "$mode" -- "${ev[@]}" --transport stdio
+    done
+    for endpoint in default stateless; do
+        flags=()
+        [ "$endpoint" = stateless ] && flags=(--stateless)
+        log="$(mktemp)"
+        if start_announced "$log" "${ev[@]}" --transport http "${flags[@]}" --host 127.0.0.1 --port 0; then
+            echo
+            echo "== everything --runtime $rt --eras both --transport http ${flags[*]} listening at $URL"
+            for mode in pin auto; do
+                walk "ts2-client (TypeScript SDK v2, $mode 2026-07-28) -> everything --eras both ($rt, Streamable HTTP, $endpoint endpoint)" \
+                    node ts2-client.mjs --mode "$mode" --url "$URL"
+            done
+            for mode in 2026-07-28 auto; do
+                walk "py-modern-client (Python SDK, mode=$mode) -> everything --eras both ($rt, Streamable HTTP, $endpoint endpoint)" \
+                    .venv/bin/python py-modern-client.py --mode "$mode" --url "$URL"
+            done
+        else
+            total_failed=$((total_failed + 4))
+            results+=("FAIL  ts2-client and py-modern-client over Streamable HTTP ($rt, $endpoint endpoint): the server did not start")
+        fi
+        stop_bg
+        rm -f "$log"
+    done
+done
+
+# Our client -> the TypeScript SDK v2 and Python SDK fixture servers.
+for d in discover auto; do
+    walk "interop-client (mcp-rs, Discovery::${d^}) -> ts2-server (TypeScript SDK v2 server, stdio)" \
+        "$BIN/interop-client" --fixtures interop-ts2-server --discovery "$d" --handshake-refused \
+        -- node ts2-server.mjs stdio
+    walk "interop-client (mcp-rs, Discovery::${d^}) -> py-server (Python SDK server, stdio)" \
+        "$BIN/interop-client" --fixtures interop-py-server --discovery "$d" \
+        -- .venv/bin/python py-server.py stdio
+done
+ts2_log="$(mktemp)"
+if start_announced "$ts2_log" node ts2-server.mjs http; then
+    for d in discover auto; do
+        walk "interop-client (mcp-rs, Discovery::${d^}) -> ts2-server (TypeScript SDK v2 server, Streamable HTTP)" \
+            "$BIN/interop-client" --fixtures interop-ts2-server --discovery "$d" --handshake-refused --url "$URL"
+    done
+else
+    total_failed=$((total_failed + 2))
+    results+=("FAIL  interop-client -> ts2-server over Streamable HTTP: the server did not start")
+fi
+py_log="$(mktemp)"
+if start_announced "$py_log" .venv/bin/python py-server.py http; then
+    for d in discover auto; do
+        walk "interop-client (mcp-rs, Discovery::${d^}) -> py-server (Python SDK server, Streamable HTTP)" \
+            "$BIN/interop-client" --fixtures interop-py-server --discovery "$d" --url "$URL"
+    done
+else
+    total_failed=$((total_failed + 2))
+    results+=("FAIL  interop-client -> py-server over Streamable HTTP: the server did not start")
+fi
+stop_bg
+rm -f "$ts2_log" "$py_log"
+trap - EXIT
+
 echo
 echo "== summary"
 printf '%s\n' "${results[@]}"
-echo "interop: $total_passed passed, $total_failed failed"
+if [ "$total_skipped" -gt 0 ]; then
+    echo "interop: $total_passed passed, $total_failed failed, $total_skipped skipped"
+else
+    echo "interop: $total_passed passed, $total_failed failed"
+fi
 [ "$total_failed" -eq 0 ]

@@ -14,9 +14,9 @@
 //
 // Prints one line per check ("ok"/"FAIL"/"SKIP"), then "N passed, M failed" (", K skipped"
 // when a step was skipped); exits 1 on any failure. The expected values are the fixtures of
-// examples/src/everything.rs. `subscriptions/listen` is walked when the server has it; a
-// server answering it with -32601 (method not found) makes the step a SKIP, or a FAIL with
-// INTEROP_REQUIRE_LISTEN=1.
+// examples/src/everything.rs. `subscriptions/listen` is required: a server answering it with
+// -32601 (method not found) fails the step, or makes it a SKIP with INTEROP_REQUIRE_LISTEN=0
+// (for a tree from before the server had it).
 
 import assert from 'node:assert/strict';
 import {
@@ -64,7 +64,7 @@ function parseArgs(argv) {
 }
 const target = parseArgs(process.argv.slice(2));
 const label = process.env.INTEROP_LABEL ? `[${process.env.INTEROP_LABEL}] ` : '';
-const requireListen = process.env.INTEROP_REQUIRE_LISTEN === '1';
+const requireListen = process.env.INTEROP_REQUIRE_LISTEN !== '0';
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const TIMEOUT = { timeout: 15000 };
