@@ -59,6 +59,8 @@ pub struct ClientOptions {
     elicitation: Option<Arc<ElicitFn>>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
     tasks: bool,
+    /// The response cache's store; `None`: no cache.
+    response_store: Option<Arc<dyn crate::cache::ResponseStore>>,
     telemetry: Telemetry,
 }
 
@@ -84,6 +86,7 @@ impl ClientOptions {
             elicitation: None,
             roots: None,
             tasks: false,
+            response_store: Some(Arc::new(crate::cache::MemoryResponseStore::default())),
             telemetry: Telemetry::default(),
         }
     }
@@ -118,6 +121,20 @@ impl ClientOptions {
     /// [`Client::get_task`], [`Client::cancel_task`].
     pub fn tasks(mut self) -> Self {
         self.tasks = true;
+        self
+    }
+
+    /// Keeps cacheable results (2026-07-28 list and `resources/read` results, for their
+    /// `ttlMs`) in `store` instead of the default in-memory one (256 results, 8 MiB). See
+    /// [`crate::cache`].
+    pub fn response_cache(mut self, store: Arc<dyn crate::cache::ResponseStore>) -> Self {
+        self.response_store = Some(store);
+        self
+    }
+
+    /// Caches no results: every list and read goes to the server.
+    pub fn no_response_cache(mut self) -> Self {
+        self.response_store = None;
         self
     }
 
@@ -246,6 +263,8 @@ struct ClientState {
     fanout: Mutex<Fanout>,
     /// The listen stream of a client of the stateless era.
     listen: std::sync::OnceLock<Arc<listen::Listen>>,
+    /// A client of the stateless era: its response cache and the runtime's clock.
+    responses: std::sync::OnceLock<(crate::cache::ResponseCache, crate::mrtr::Clock)>,
 }
 
 struct ClientService {
@@ -257,6 +276,15 @@ struct ClientService {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ClientService {
+    /// Drops cached results of `method` (stateless era).
+    fn invalidate(&self, method: &str, param: Option<&str>) {
+        if let Some((cache, _)) = self.state.responses.get() {
+            cache.invalidate(method, param);
+        }
+    }
 }
 
 impl Service for ClientService {
@@ -329,14 +357,18 @@ impl Service for ClientService {
         }
         let note = match method {
             "notifications/tools/list_changed" => {
+                self.invalidate("tools/list", None);
                 lock(&self.state.caches).tools = None;
                 ServerNotification::ToolsListChanged
             }
             "notifications/resources/list_changed" => {
+                self.invalidate("resources/list", None);
+                self.invalidate("resources/templates/list", None);
                 lock(&self.state.caches).resources = None;
                 ServerNotification::ResourcesListChanged
             }
             "notifications/prompts/list_changed" => {
+                self.invalidate("prompts/list", None);
                 lock(&self.state.caches).prompts = None;
                 ServerNotification::PromptsListChanged
             }
@@ -345,6 +377,7 @@ impl Service for ClientService {
                     serde_json::from_str::<ResourceUpdatedNotificationParams>(p.get()).ok()
                 }) {
                     Some(u) => {
+                        self.invalidate("resources/read", Some(&u.uri));
                         let mut f = lock(&self.state.fanout);
                         if let Some(subs) = f.updates.get_mut(&u.uri) {
                             subs.retain(|s| s.send(u.clone()));
@@ -422,6 +455,7 @@ impl Client {
             caches: Mutex::new(Caches::default()),
             fanout: Mutex::new(Fanout::default()),
             listen: std::sync::OnceLock::new(),
+            responses: std::sync::OnceLock::new(),
         });
         let service = Arc::new(ClientService {
             state: state.clone(),
@@ -456,6 +490,20 @@ impl Client {
         })??;
         // 2026-07-28: calls go through `input_required` rounds, answered by the same
         // handlers as the handshake era's server requests.
+        if server.version.is_stateless()
+            && let Some(store) = options.response_store.clone()
+        {
+            let mut id = [0u8; 8];
+            let _ = getrandom::fill(&mut id);
+            let cache = crate::cache::ResponseCache {
+                store,
+                client_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            };
+            let clock_rt = rt.clone();
+            let _ = state
+                .responses
+                .set((cache, Arc::new(move || clock_rt.now())));
+        }
         let rounds = server.version.is_stateless().then(|| {
             let clock_rt = rt.clone();
             let sleep_rt = rt.clone();
@@ -546,8 +594,30 @@ impl Client {
         method: &'static str,
         cursor: Option<String>,
     ) -> Result<T, Error> {
+        let key = cursor.clone().unwrap_or_default();
         let params = PaginatedRequestParams { cursor, meta: None };
-        self.peer.request_with(method, &params).typed().await
+        let raw = match self.cached(method, &key) {
+            Some(hit) => hit,
+            None => {
+                let raw = self.peer.request_with(method, &params).await?;
+                self.keep(method, &key, &raw);
+                raw
+            }
+        };
+        parse_result(&raw)
+    }
+
+    /// A cached result of `method` with `param` (stateless era).
+    fn cached(&self, method: &str, param: &str) -> Option<Box<RawValue>> {
+        let (cache, clock) = self.state.responses.get()?;
+        cache.get(method, param, clock())
+    }
+
+    /// Keeps a result as its cache hints say (stateless era).
+    fn keep(&self, method: &str, param: &str, raw: &RawValue) {
+        if let Some((cache, clock)) = self.state.responses.get() {
+            cache.put(method, param, raw, clock());
+        }
     }
 
     /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are left out.
@@ -681,8 +751,16 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.with_rounds(self.peer.request_with("resources/read", &params))
-            .await
+        if let Some(hit) = self.cached("resources/read", uri) {
+            return parse_result(&hit);
+        }
+        let request = self.peer.request_with("resources/read", &params);
+        let raw = match &self.rounds {
+            Some(rounds) => rounds.clone().run(request).await?,
+            None => request.await?,
+        };
+        self.keep("resources/read", uri, &raw);
+        parse_result(&raw)
     }
 
     /// `resources/subscribe`; the stream yields each `resources/updated` for `uri`. Dropping it
@@ -883,6 +961,16 @@ impl Client {
     pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
         self.peer.request_with(method, params)
     }
+}
+
+/// A result of the expected shape.
+fn parse_result<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Error::new(
+            ErrorKind::ProtocolInvalid,
+            format!("unexpected result shape: {e}"),
+        )
+    })
 }
 
 /// A `tools/call` in preparation.

@@ -61,6 +61,7 @@ pub mod ws;
 pub use connection::{ByteStream, Connection, MessageTransport, Transport, connection};
 pub use notifications::Notifications;
 pub use telemetry::{Telemetry, TelemetryEvent};
+pub mod cache;
 pub mod client;
 pub mod elicitation;
 pub mod mrtr;

@@ -222,3 +222,71 @@ fn our_client_discovers_the_era() {
         }
     }
 }
+
+#[test]
+fn our_client_caches_results_as_their_hints_say() {
+    use mcp_proto::session::Discovery;
+    use mcp_service::schema::{Resource, ResourceContents};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counter = reads.clone();
+    let srv = Server::builder("cached", "1")
+        .versions(&ProtocolVersion::ALL)
+        .cache_hints(60_000, CacheScope::Private)
+        .resource(
+            Resource::new("test://r", "r"),
+            move |uri: String, _cx: ToolContext| {
+                let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                async move { Ok(vec![ResourceContents::text(uri, format!("read {n}"))]) }
+            },
+        )
+        .build();
+    for cache in [true, false] {
+        let sim = Sim::new();
+        let rt = sim.runtime();
+        let (client_end, server_end) = duplex(64 * 1024);
+        {
+            let rt2 = rt.clone();
+            let srv = srv.clone();
+            rt.spawn(Box::pin(async move {
+                let _ = srv.serve(rt2, server_end).await;
+            }));
+        }
+        let before = reads.load(Ordering::Relaxed);
+        let srv2 = srv.clone();
+        let texts = sim
+            .block_on(async move {
+                let mut options = ClientOptions::default().discovery(Discovery::Discover);
+                if !cache {
+                    options = options.no_response_cache();
+                }
+                let client = Client::connect(rt.clone(), client_end, options)
+                    .await
+                    .unwrap();
+                let text = |r: mcp_service::schema::ReadResourceResult| {
+                    serde_json::to_value(&r).unwrap()["contents"][0]["text"].clone()
+                };
+                let mut out = Vec::new();
+                out.push(text(client.read_resource("test://r").await.unwrap()));
+                out.push(text(client.read_resource("test://r").await.unwrap()));
+                // An update of the resource drops it from the cache.
+                let _updates = client.subscribe("test://r").await.unwrap();
+                srv2.resource_updated("test://r");
+                rt.sleep_until(rt.now() + mcp_proto::Duration::from_millis(50))
+                    .await;
+                out.push(text(client.read_resource("test://r").await.unwrap()));
+                out
+            })
+            .expect("done");
+        let served = reads.load(Ordering::Relaxed) - before;
+        if cache {
+            // Two reads, one answered from the cache; the third after the update.
+            assert_eq!(served, 2, "{texts:?}");
+            assert_eq!(texts[0], texts[1]);
+            assert_ne!(texts[1], texts[2]);
+        } else {
+            assert_eq!(served, 3, "{texts:?}");
+        }
+    }
+}
