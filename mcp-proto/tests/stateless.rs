@@ -59,9 +59,11 @@ fn a_request_naming_its_version_needs_no_handshake() {
         .unwrap();
     let out = collect(&mut s);
     assert_eq!(out[0]["id"], 7);
+    // With `resultType`, and the server naming itself in `_meta`.
     assert_eq!(
         out[0]["result"],
-        json!({"resultType": "complete", "tools": []})
+        json!({"resultType": "complete", "tools": [],
+               "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "test-server", "version": "1.0"}}})
     );
     // The application's own result type stays.
     s.handle_bytes(NOW, modern(8, "tools/call").as_bytes());
@@ -72,6 +74,20 @@ fn a_request_naming_its_version_needs_no_handshake() {
     )
     .unwrap();
     assert_eq!(collect(&mut s)[0]["result"]["resultType"], "input_required");
+    // The application's own `_meta` keeps its entries beside the server's info.
+    s.handle_bytes(NOW, modern(9, "tools/call").as_bytes());
+    let _ = requests(&mut s);
+    s.respond(
+        &RequestId::Number(9),
+        raw(r#"{"content":[],"_meta":{"mine":1}}"#),
+    )
+    .unwrap();
+    let meta = collect(&mut s)[0]["result"]["_meta"].clone();
+    assert_eq!(meta["mine"], 1);
+    assert_eq!(
+        meta["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
 }
 
 #[test]
@@ -431,6 +447,14 @@ fn a_refused_discover_is_asked_again_or_reported_never_hidden() {
             Ok(Some("server/discover"))
         );
         // Naming only versions this client does not speak: the real error, not a handshake.
+        assert_eq!(
+            discover_refused(d, unsupported(json!(["2025-03-26"]))).map_err(|_| ()),
+            if d == Discovery::Auto {
+                Ok(Some("initialize"))
+            } else {
+                Err(())
+            }
+        );
         assert_eq!(
             discover_refused(d, unsupported(json!(["2099-01-01"]))),
             Err(ErrorKind::ProtocolVersionMismatch)

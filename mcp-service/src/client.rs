@@ -567,7 +567,15 @@ impl Client {
 
     /// Closes the connection gracefully.
     pub fn close(&self) {
-        self.peer.close();
+        match self.state.listen.get() {
+            // Open listen streams are cancelled first, so that the server does not answer
+            // them into a closed connection.
+            Some(l) => {
+                let peer = self.peer.clone();
+                l.stop_then(move || peer.close());
+            }
+            None => self.peer.close(),
+        }
     }
 
     /// Completes once the connection has ended: after [`close`](Self::close), when the server

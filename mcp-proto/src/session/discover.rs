@@ -200,6 +200,21 @@ impl Session {
             }
             return;
         }
+        // A version refusal names what the server offers.
+        let offered: Vec<&str> = supported_versions(&why)
+            .iter()
+            .map(|v| v.as_str())
+            .collect();
+        let why = if why.code() == -32022 && !offered.is_empty() {
+            let message = alloc::format!("{} (the server offers {offered:?})", why.message());
+            let mut e = Error::new(ErrorKind::ProtocolVersionMismatch, message);
+            if let Some(d) = why.data() {
+                e = e.with_data(d.to_owned());
+            }
+            e
+        } else {
+            why
+        };
         self.fail_connection(why);
     }
 

@@ -34,6 +34,17 @@ const CANCELLED_MEMORY: usize = 128;
 impl Session {
     // ---------------------------------------------------------------- commands
 
+    /// A stateless-era result: its `resultType` (`complete` unless it says otherwise) and,
+    /// in `_meta`, this server's `io.modelcontextprotocol/serverInfo`.
+    fn stamp_stateless_result(&self, result: Box<RawValue>) -> Box<RawValue> {
+        let result = super::stateless::with_result_type(result);
+        let mut entry = Vec::with_capacity(40 + self.config.info.get().len());
+        jsonrpc::write_json_str(&mut entry, crate::schema::meta::SERVER_INFO_KEY);
+        entry.push(b':');
+        entry.extend_from_slice(self.config.info.get().as_bytes());
+        super::outbound::with_meta_entries_or_same(result, &entry)
+    }
+
     /// Answers an inbound request. A request the peer cancelled is never answered
     /// ([`ErrorKind::RequestCancelled`] is returned and nothing is sent).
     pub fn respond(&mut self, id: &RequestId, result: Box<RawValue>) -> Result<(), Error> {
@@ -45,7 +56,7 @@ impl Session {
         let result = if let Some(ended) = self.take_listener_result(id) {
             ended
         } else if entry.stateless {
-            super::stateless::with_result_type(result)
+            self.stamp_stateless_result(result)
         } else {
             result
         };

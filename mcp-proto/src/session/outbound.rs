@@ -463,6 +463,26 @@ pub(super) fn with_meta_entries(
     jsonrpc::to_raw(&map)
 }
 
+/// [`with_meta_entries`] on an object that is returned as it was when its `_meta` cannot take
+/// the entries (not an object).
+pub(super) fn with_meta_entries_or_same(value: Box<RawValue>, entries: &[u8]) -> Box<RawValue> {
+    if mentions_meta(value.get()) {
+        let parsed =
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(value.get());
+        if !matches!(
+            parsed.as_ref().map(|m| m.get("_meta")),
+            Ok(None | Some(serde_json::Value::Object(_)))
+        ) {
+            return value;
+        }
+    }
+    match with_meta_entries(Some(value), entries) {
+        Ok(v) => v,
+        // Checked above: the merge cannot fail here.
+        Err(_) => jsonrpc::empty_object(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,34 @@ impl Listen {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Ends every stream (each cancelled on the wire), then runs `then` (closing the
+    /// connection): a server sees the cancellations before the connection ends.
+    pub(super) fn stop_then(&self, then: impl FnOnce() + Send + 'static) {
+        let done: Vec<oneshot::Receiver<()>> = {
+            let mut st = self.lock();
+            st.active = false;
+            let opening = st.opening.take().map(|o| o.held);
+            [st.current.take(), st.retiring.take(), opening]
+                .into_iter()
+                .flatten()
+                .map(|held| {
+                    drop(held.stop);
+                    held.done
+                })
+                .collect()
+        };
+        if done.is_empty() {
+            then();
+            return;
+        }
+        self.tasks.spawn(Box::pin(async move {
+            for d in done {
+                let _ = d.await;
+            }
+            then();
+        }));
+    }
+
     /// Opens the stream in the background unless it is wanted already.
     pub(super) fn start(self: &Arc<Self>) {
         let mut st = self.lock();
