@@ -159,7 +159,10 @@ impl ClientOptions {
     /// How the client starts: the `initialize` handshake (default, `Discovery::Initialize`),
     /// `server/discover` and the stateless era only (`Discovery::Discover`), or
     /// `server/discover` with the handshake as fallback when the server does not speak the
-    /// stateless era (`Discovery::Auto`). With either of the last two, every request of a
+    /// stateless era (`Discovery::Auto`; a server that does not answer the probe at all is
+    /// given [`DISCOVER_PROBE_TIMEOUT`]).
+    ///
+    /// [`DISCOVER_PROBE_TIMEOUT`]: mcp_proto::session::DISCOVER_PROBE_TIMEOUT With either of the last two, every request of a
     /// stateless session carries the era's `_meta` (version, capabilities, client info), and
     /// [`Client::protocol_version`] says which era was settled. Over Streamable HTTP a request
     /// of the stateless era is one POST with `MCP-Protocol-Version`, `Mcp-Method` and

@@ -18,7 +18,7 @@ use crate::codec::ndjson::{NdjsonDecoder, NdjsonError};
 use crate::error::{Error, ErrorKind};
 use crate::id::RequestId;
 use crate::jsonrpc;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::version::ProtocolVersion;
 /// Where the session is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,10 @@ pub(super) struct PeerInfo {
     pub(super) caps: CapSet,
     pub(super) instructions: Option<String>,
 }
+
+/// How long [`Discovery::Auto`](super::Discovery::Auto) waits for `server/discover` before it
+/// runs the handshake instead (a server that does not answer it at all).
+pub const DISCOVER_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Session {
     // --------------------------------------------------------------- handshake
@@ -177,7 +181,14 @@ impl Session {
         is_discover: bool,
     ) -> RequestId {
         let id = self.alloc_id();
-        let timeout = self.config.request_timeout;
+        // A probe with the handshake to fall back on waits at most `DISCOVER_PROBE_TIMEOUT`: a
+        // server of the handshake era that ignores `server/discover` costs little.
+        let probing = is_discover && self.config.discovery == super::Discovery::Auto;
+        let timeout = match self.config.request_timeout {
+            Some(t) if probing => Some(t.min(DISCOVER_PROBE_TIMEOUT)),
+            None if probing => Some(DISCOVER_PROBE_TIMEOUT),
+            t => t,
+        };
         self.pending.insert(
             id,
             Pending {

@@ -53,7 +53,7 @@ pub use config::{Config, Framing, RequestOptions};
 pub use discover::{Discovery, MAX_ANNOTATED_TOOLS};
 pub use encode::{MessageKind, Transmit};
 pub use event::{Event, InboundRequest};
-pub use lifecycle::State;
+pub use lifecycle::{DISCOVER_PROBE_TIMEOUT, State};
 pub use listen::{Change, Subscription};
 pub use stateless::RequestEra;
 
