@@ -160,13 +160,13 @@ impl ClientOptions {
     /// `server/discover` and the stateless era only (`Discovery::Discover`), or
     /// `server/discover` with the handshake as fallback when the server does not speak the
     /// stateless era (`Discovery::Auto`; a server that does not answer the probe at all is
-    /// given [`DISCOVER_PROBE_TIMEOUT`]).
-    ///
-    /// [`DISCOVER_PROBE_TIMEOUT`]: mcp_proto::session::DISCOVER_PROBE_TIMEOUT With either of the last two, every request of a
+    /// given [`DISCOVER_PROBE_TIMEOUT`]). With either of the last two, every request of a
     /// stateless session carries the era's `_meta` (version, capabilities, client info), and
     /// [`Client::protocol_version`] says which era was settled. Over Streamable HTTP a request
     /// of the stateless era is one POST with `MCP-Protocol-Version`, `Mcp-Method` and
     /// `Mcp-Name`, and no session.
+    ///
+    /// [`DISCOVER_PROBE_TIMEOUT`]: mcp_proto::session::DISCOVER_PROBE_TIMEOUT
     pub fn discovery(mut self, discovery: mcp_proto::session::Discovery) -> Self {
         if !self.config.versions.iter().any(|v| v.is_stateless())
             && discovery != mcp_proto::session::Discovery::Initialize
