@@ -57,6 +57,20 @@ fn frontmatter_parses_to_json() {
             .message()
             .contains("bytes")
     );
+    // Aliases that expand exponentially are refused, not expanded.
+    let mut laughs = String::from("---\na: &a [\"lol\", \"lol\", \"lol\", \"lol\"]\n");
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+    for pair in names.windows(2) {
+        let (prev, name) = (pair[0], pair[1]);
+        laughs.push_str(&format!(
+            "{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}]\n"
+        ));
+    }
+    laughs.push_str("---\n");
+    assert_eq!(
+        parse_frontmatter(&laughs).unwrap_err().kind(),
+        ErrorKind::InvalidParams
+    );
 }
 
 #[test]
