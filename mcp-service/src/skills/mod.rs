@@ -542,7 +542,7 @@ impl Catalog {
             entries.push(entry);
             for (path, data) in &skill.files {
                 let resource = skill.resource(path, data);
-                match files.get(&resource.uri) {
+                match files.get_mut(&resource.uri) {
                     Some(other) if other.data.bytes != data.bytes => {
                         return Err(Error::new(
                             ErrorKind::DuplicateRegistration,
@@ -552,6 +552,9 @@ impl Catalog {
                             ),
                         ));
                     }
+                    // A nested skill's SKILL.md, also a file of the enclosing skill: listed
+                    // with the nested skill's name and description.
+                    Some(other) if path == SKILL_MD => other.resource = resource,
                     Some(_) => {}
                     None => {
                         files.insert(

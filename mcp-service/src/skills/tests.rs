@@ -249,12 +249,20 @@ fn nested_skills_share_their_files() {
         .unwrap();
     let (catalog, files) = Catalog::build(&[outer.clone(), inner]).unwrap();
     assert_eq!(catalog.entries().len(), 2);
-    assert_eq!(
-        files
-            .iter()
-            .filter(|f| f.resource.uri == "skill://pdf-processing/forms/SKILL.md")
-            .count(),
-        1
+    let nested: Vec<_> = files
+        .iter()
+        .filter(|f| f.resource.uri == "skill://pdf-processing/forms/SKILL.md")
+        .collect();
+    assert_eq!(nested.len(), 1);
+    assert_eq!(nested[0].resource.name, "forms");
+    assert_eq!(nested[0].resource.description.as_deref(), Some("Forms"));
+    // The enclosing skill lists it among its files.
+    assert!(
+        catalog
+            .get("skill://pdf-processing/SKILL.md")
+            .unwrap()
+            .resource("skill://pdf-processing/forms/SKILL.md")
+            .is_some()
     );
     let changed = Skill::new("---\nname: forms\ndescription: Other\n---\n")
         .unwrap()
