@@ -11,7 +11,8 @@
 # and `--requirements 2026-07-28`, and again in the stateless configuration (`--stateless`) at
 # `--requirements 2026-07-28`; the client at both. Each run passes when every scenario the
 # revision scores passes (the suite's exit code); scenarios it does not score (extensions,
-# pending ones) are reported but do not count.
+# pending ones) are reported but do not count. Last, the skills extension's scenarios
+# (SEP-2640, server and client) by name, each passing with no failure, warning or skip.
 #
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
 # (default "tokio async-std": the runtimes of our server to test; "smol" works too),
@@ -151,6 +152,50 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
     if [ "$CLIENT_SUITE" != "none" ]; then
         for req in 2025-11-25 2026-07-28; do
             next_run "client $req" client --requirements "$req" \
+                --command "$TARGET_DIR/debug/conformance-client"
+        done
+    fi
+
+    # The skills extension (SEP-2640), which no revision scores: its scenarios by name, each
+    # passing only with no failure, warning or skipped check. The server's in the suite's
+    # default era for extensions (the 2025-11-25 handshake) and in 2026-07-28; the client's
+    # as the suite runs them.
+    scenario_run() {
+        local label="$1"
+        shift
+        local out
+        out="$(mktemp)"
+        echo "== conformance 0.2.0-alpha.12 $label"
+        set +e
+        timeout 300 "$SUITE" "$@" > "$out" 2>&1
+        local rc=$?
+        set -e
+        grep -E '^Passed: |OVERALL' "$out" || true
+        if [ "$rc" -ne 0 ] || grep -qE 'FAILURE|WARNING|SKIPPED' "$out"; then
+            echo "conformance 0.2.0-alpha.12 $label: FAILED (exit $rc); the suite's report:" >&2
+            grep -E 'FAILURE|WARNING|SKIPPED' "$out" | head -40 >&2 || true
+            next_failed=$((next_failed + 1))
+        fi
+    }
+    port="$(free_port)"
+    "$TARGET_DIR/debug/everything" --transport http --port "$port" --eras both &
+    server=$!
+    trap 'kill $server 2>/dev/null || true' EXIT
+    for _ in $(seq 1 100); do
+        if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
+        sleep 0.1
+    done
+    for s in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
+        scenario_run "server $s" server --url "http://127.0.0.1:$port/mcp" --scenario "$s"
+        scenario_run "server $s 2026-07-28" server --url "http://127.0.0.1:$port/mcp" \
+            --scenario "$s" --spec-version 2026-07-28 --force
+    done
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    if [ "$CLIENT_SUITE" != "none" ]; then
+        for s in sep-2640-client-no-prefetch sep-2640-client-verify-digest \
+            sep-2640-client-verify-size sep-2640-client-verify-frontmatter; do
+            scenario_run "client $s" client --scenario "$s" \
                 --command "$TARGET_DIR/debug/conformance-client"
         done
     fi

@@ -71,6 +71,8 @@ pub const WATCHED_TEXT: &str = "Watched resource content";
 pub const DYNAMIC_TOOL: &str = "test_dynamic_tool";
 /// The prompt `test_trigger_prompt_change` adds, or removes when present.
 pub const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
+/// The `SKILL.md` of the skill the server serves (skills extension, SEP-2640).
+pub const SKILL_URI: &str = "skill://everything-tour/SKILL.md";
 
 /// The error result of the sampling tool when the client cannot sample.
 const NO_SAMPLING: &str = "Sampling not supported: the client has no sampling capability";
@@ -325,6 +327,9 @@ impl Watched {
 ///
 /// Completion: the arguments of `test_prompt_with_arguments` and
 /// `test_prompt_with_embedded_resource`, and `{id}` of the template.
+///
+/// Skills (extension `io.modelcontextprotocol/skills`, with `directoryRead`): [`SKILL_URI`]
+/// and its `references/TOOLS.md` and `references/RESOURCES.md`, also listed as resources.
 pub fn server() -> Server {
     server_with(|builder| builder)
 }
@@ -355,6 +360,7 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     builder = resources(builder, &watched);
     builder = prompts(builder);
     builder = completion(builder);
+    builder = skills(builder);
     builder.build()
 }
 
@@ -1514,5 +1520,28 @@ async fn elicit(
             )))
         }
         Err(e) => Ok(CallToolResult::error(format!("Elicitation failed: {e}"))),
+    }
+}
+
+/// The skills extension (SEP-2640): one skill, `everything-tour` (`examples/skills/`), with a
+/// `references/` subdirectory, so that `resources/directory/read` has a directory to descend.
+fn skills(builder: ServerBuilder) -> ServerBuilder {
+    const DIR: &str = "everything-tour";
+    let skill = mcp_service::skills::Skill::new(include_str!("../skills/everything-tour/SKILL.md"))
+        .and_then(|s| {
+            s.file(
+                "references/TOOLS.md",
+                include_str!("../skills/everything-tour/references/TOOLS.md"),
+            )
+        })
+        .and_then(|s| {
+            s.file(
+                "references/RESOURCES.md",
+                include_str!("../skills/everything-tour/references/RESOURCES.md"),
+            )
+        });
+    match skill {
+        Ok(skill) => builder.skill(skill),
+        Err(e) => panic!("the {DIR} skill fixture is invalid: {e}"),
     }
 }

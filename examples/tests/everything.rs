@@ -634,6 +634,54 @@ async fn resources() {
     assert_eq!(server.resource_updated(everything::WATCHED_URI), 0);
 }
 
+// sep-2640 (skills extension)
+#[tokio::test]
+async fn skills() {
+    let client = pair(server(), ClientOptions::new("t", "1")).await;
+    let caps: Value = serde_json::from_str(client.server_info().capabilities.get()).unwrap();
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/skills"],
+        json!({"directoryRead": true})
+    );
+    let skills = client.list_skills().await.unwrap();
+    assert_eq!(skills.len(), 1);
+    let entry = &skills[0];
+    assert_eq!(entry.uri, everything::SKILL_URI);
+    assert_eq!(entry.name(), Some("everything-tour"));
+    assert_eq!(entry.resources.listed().len(), 3);
+    assert_eq!(
+        &client.get_skill(everything::SKILL_URI).await.unwrap(),
+        entry
+    );
+    let listed = client.list_resources().await.unwrap();
+    let md = listed
+        .iter()
+        .find(|r| r.uri == everything::SKILL_URI)
+        .unwrap();
+    assert_eq!(
+        (md.name.as_str(), md.mime_type.as_deref()),
+        ("everything-tour", Some("text/markdown"))
+    );
+    // A subdirectory to descend into.
+    let root = client
+        .read_directory("skill://everything-tour")
+        .await
+        .unwrap();
+    let sub = root
+        .iter()
+        .find(|r| r.mime_type.as_deref() == Some("inode/directory"))
+        .unwrap();
+    assert_eq!(sub.uri, "skill://everything-tour/references");
+    assert_eq!(client.read_directory(&sub.uri).await.unwrap().len(), 2);
+    let skill = client.load_skill(entry).await.unwrap();
+    assert!(skill.body().contains("references/TOOLS.md"));
+    let tools = client
+        .read_skill_file(&skill, "references/TOOLS.md")
+        .await
+        .unwrap();
+    assert!(tools.verified && tools.text().unwrap().contains("`echo`"));
+}
+
 // prompts.ts
 #[tokio::test]
 async fn prompts() {

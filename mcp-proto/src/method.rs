@@ -48,6 +48,10 @@ pub enum Gate {
     Elicitation,
     /// `tasks` of the receiver.
     Tasks,
+    /// Server `extensions["io.modelcontextprotocol/skills"]` (the skills extension).
+    Skills,
+    /// Server `extensions["io.modelcontextprotocol/skills"].directoryRead: true`.
+    SkillsDirectoryRead,
 }
 
 /// One row of the method table.
@@ -150,6 +154,17 @@ pub const METHODS: &[MethodSpec] = &[
     req("tasks/list", Both, V4, V4, Gate::Tasks),
     req("tasks/cancel", Both, V4, V5, Gate::Tasks),
     req("tasks/update", C2S, V5, V5, Gate::Tasks),
+    // The skills extension (SEP-2640): an extension, negotiated by the server's capabilities
+    // (`initialize` or `server/discover`), so in every version where the server declares it.
+    req("skills/list", C2S, V1, V5, Gate::Skills),
+    req("skills/get", C2S, V1, V5, Gate::Skills),
+    req(
+        "resources/directory/read",
+        C2S,
+        V1,
+        V5,
+        Gate::SkillsDirectoryRead,
+    ),
     req("server/discover", C2S, V5, V5, Gate::None),
     req("subscriptions/listen", C2S, V5, V5, Gate::None),
     note("notifications/initialized", C2S, V1, V4),
@@ -198,6 +213,17 @@ mod tests {
         assert!(e.sent_by(false) && !e.sent_by(true));
         assert!(lookup("ping").unwrap().sent_by(true));
         assert!(lookup("nope").is_none());
+        let s = lookup("skills/list").unwrap();
+        assert_eq!(s.gate, Gate::Skills);
+        assert!(
+            s.in_version(ProtocolVersion::V2025_11_25)
+                && s.in_version(ProtocolVersion::V2026_07_28)
+        );
+        assert!(s.sent_by(true) && !s.sent_by(false));
+        assert_eq!(
+            lookup("resources/directory/read").unwrap().gate,
+            Gate::SkillsDirectoryRead
+        );
         assert!(
             !lookup("initialize")
                 .unwrap()

@@ -20,6 +20,7 @@
 //! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
+//! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `stdio`       | no      | `driver::serve_stdio`, `driver::StdioDriver` (the process's stdin/stdout) |
 //! | `child`       | no      | `driver::spawn`, `driver::ChildClient`, `driver::ProcessDriver` (servers in child processes) |
 //!
@@ -68,6 +69,8 @@ pub mod mrtr;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod server;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub mod tasks;
 
 pub use client::{Client, ClientOptions};

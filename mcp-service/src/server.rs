@@ -64,6 +64,9 @@ use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
+#[cfg(feature = "skills")]
+mod skills;
+
 /// Inserts `entry()` under `key` unless the key is taken (then the key comes back as the error).
 fn insert_unique<V>(
     map: &mut BTreeMap<String, Arc<V>>,
@@ -700,6 +703,9 @@ struct Inner {
     state_keys: Arc<RequestStateKeys>,
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// The skills extension's catalog, when skills are served.
+    #[cfg(feature = "skills")]
+    skills: Option<Arc<crate::skills::Catalog>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -731,6 +737,9 @@ pub struct ServerBuilder {
         crate::tasks::TaskOptions,
         Option<Arc<dyn crate::tasks::TaskStore>>,
     )>,
+    /// The skills to serve (skills extension), when any were given.
+    #[cfg(feature = "skills")]
+    skills: Option<Vec<crate::skills::Skill>>,
     telemetry: Telemetry,
     error: Option<Error>,
 }
@@ -1064,6 +1073,8 @@ impl ServerBuilder {
                 serde_json::json!({ mcp_proto::schema::tasks::extension::EXTENSION_ID: {} }),
             );
         }
+        #[cfg(feature = "skills")]
+        let skills = skills::install(&mut self, &mut caps)?;
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
         let state_keys = match self.state_keys {
@@ -1083,6 +1094,8 @@ impl ServerBuilder {
                 tasks: self
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
+                #[cfg(feature = "skills")]
+                skills,
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -1120,6 +1133,8 @@ impl Server {
             cache: (0, CacheScope::Private),
             state_keys: None,
             tasks: None,
+            #[cfg(feature = "skills")]
+            skills: None,
             telemetry: Telemetry::default(),
             error: None,
         }
@@ -1846,6 +1861,13 @@ impl Service for ServerService {
             "tasks/get" | "tasks/update" | "tasks/cancel" if hcx.request.era().is_some() => {
                 sync(task_request(&inner, &request.method, p, hcx.request.era()))
             }
+            #[cfg(feature = "skills")]
+            "skills/list" | "skills/get" | "resources/directory/read" => sync(skills::handle(
+                &inner,
+                &request.method,
+                p,
+                (ttl_ms, cache_scope),
+            )),
             "logging/setLevel" => sync((|| {
                 let q: SetLevelRequestParams = parse_required(p)?;
                 *conn.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(q.level);

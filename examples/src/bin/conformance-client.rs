@@ -11,7 +11,10 @@
 //! Per scenario: `initialize` connects, lists tools and closes; `tools_call` calls
 //! `add_numbers`; `elicitation-sep1034-client-defaults` calls the tool and accepts the form with
 //! every default applied; `sse-retry` calls the tool while the transport resumes the broken
-//! stream; `auth/*` connects with OAuth, lists tools and calls the first one. Anything else
+//! stream; `auth/*` connects with OAuth, lists tools and calls the first one;
+//! `sep-2640-client-*` (skills extension) acts as a skills host: lists the skills (and, but for
+//! `sep-2640-client-no-prefetch`, loads the first one, verified, and reads the files its
+//! instructions name, each verified, refusing content that fails). Anything else
 //! gets a generic walk (tools, resources, prompts as advertised). Exit 0 on success, non-zero
 //! with a message on stderr on failure.
 
@@ -146,6 +149,11 @@ async fn run() -> Result<(), String> {
                 .await
                 .map_err(step("tools/call json_schema_echo"))?;
             check_tool_result("json_schema_echo", &result)?;
+            session.close().await;
+        }
+        s if s.starts_with("sep-2640-client-") => {
+            let session = Session::connect(&url, options("conformance-client"), http()).await?;
+            skills_host(&session.client, s != "sep-2640-client-no-prefetch").await?;
             session.close().await;
         }
         s if s.starts_with("auth/") => {
@@ -337,6 +345,67 @@ async fn scripted_calls(client: &Client, calls: &[Value]) -> Result<(), String> 
             "conformance-client: {name} -> is_error {:?}",
             result.is_error
         );
+    }
+    Ok(())
+}
+
+/// A skills host (SEP-2640): the listing builds the registry (no file is read); with `load`,
+/// the first skill is loaded as a model would ask for it (its SKILL.md checked against the
+/// entry) and the supporting files its instructions mention are read, each checked. Content
+/// that fails verification is refused (and is not an error of this program).
+async fn skills_host(client: &Client, load: bool) -> Result<(), String> {
+    use mcp_service::skills::verification_error;
+    let skills = client
+        .list_skills()
+        .await
+        .map_err(|e| format!("skills/list: {e}"))?;
+    for s in &skills {
+        eprintln!(
+            "conformance-client: skill {} ({}): {}",
+            s.name().unwrap_or("?"),
+            s.uri,
+            s.description().unwrap_or("")
+        );
+    }
+    let Some(entry) = skills.first().filter(|_| load) else {
+        return Ok(());
+    };
+    let skill = match client.load_skill(entry).await {
+        Ok(skill) => skill,
+        Err(e) if verification_error(&e).is_some() => {
+            eprintln!("conformance-client: skill refused: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(format!("loading {}: {e}", entry.uri)),
+    };
+    let root = skill.entry().root().unwrap_or_default().to_owned();
+    let mentioned: Vec<String> = skill
+        .entry()
+        .resources
+        .listed()
+        .iter()
+        .filter(|r| r.uri != skill.uri())
+        .filter_map(|r| {
+            r.uri
+                .strip_prefix(&root)?
+                .strip_prefix('/')
+                .map(str::to_owned)
+        })
+        .filter(|path| skill.body().contains(path.as_str()))
+        .collect();
+    for path in mentioned {
+        match client.read_skill_file(&skill, &path).await {
+            Ok(file) => eprintln!(
+                "conformance-client: read {} ({} bytes, verified {})",
+                file.uri,
+                file.bytes.len(),
+                file.verified
+            ),
+            Err(e) if verification_error(&e).is_some() => {
+                eprintln!("conformance-client: file refused: {e}");
+            }
+            Err(e) => return Err(format!("reading {path}: {e}")),
+        }
     }
     Ok(())
 }

@@ -12,7 +12,8 @@
 //!
 //! Areas: [`meta`] (shared pieces), [`lifecycle`], [`content`], [`tools`] (with the 2026-07-28
 //! multi round-trip requests), [`resources`] (with `subscriptions/listen`), [`prompts`],
-//! [`completion`], [`logging`], [`sampling`], [`roots`], [`elicitation`], [`tasks`].
+//! [`completion`], [`logging`], [`sampling`], [`roots`], [`elicitation`], [`tasks`], and the
+//! skills extension, [`skills`].
 
 pub mod completion;
 pub mod content;
@@ -24,6 +25,7 @@ pub mod prompts;
 pub mod resources;
 pub mod roots;
 pub mod sampling;
+pub mod skills;
 pub mod tasks;
 pub mod tools;
 
@@ -37,6 +39,11 @@ pub use prompts::*;
 pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
+pub use skills::{
+    GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
+    ReadDirectoryRequestParams, ReadDirectoryResult, SkillEntry, SkillResource, SkillResources,
+    SkillsCapability,
+};
 pub use tasks::{
     CancelTaskRequestParams, CancelTaskResult, ClientTaskRequests, ClientTasksCapability,
     CreateTaskResult, ElicitationTaskRequests, GetTaskPayloadRequestParams, GetTaskPayloadResult,
@@ -94,6 +101,12 @@ pub mod methods {
     pub const TASKS_CANCEL: &str = "tasks/cancel";
     /// `tasks/update` (client → server; tasks extension).
     pub const TASKS_UPDATE: &str = "tasks/update";
+    /// `skills/list` (client → server; skills extension).
+    pub const SKILLS_LIST: &str = "skills/list";
+    /// `skills/get` (client → server; skills extension).
+    pub const SKILLS_GET: &str = "skills/get";
+    /// `resources/directory/read` (client → server; skills extension's `directoryRead`).
+    pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 
     /// `notifications/initialized` (client → server; legacy).
     pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
@@ -148,6 +161,9 @@ pub mod methods {
         TASKS_LIST,
         TASKS_CANCEL,
         TASKS_UPDATE,
+        SKILLS_LIST,
+        SKILLS_GET,
+        RESOURCES_DIRECTORY_READ,
     ];
 
     /// Every notification method above.

@@ -19,6 +19,10 @@ pub(crate) struct CapSet {
     tasks: bool,
     /// The tasks extension (`extensions["io.modelcontextprotocol/tasks"]`, 2026-07-28).
     tasks_extension: bool,
+    /// The skills extension (`extensions["io.modelcontextprotocol/skills"]`).
+    skills: bool,
+    /// Its `directoryRead: true`.
+    skills_directory_read: bool,
     /// `tools.listChanged`.
     pub(crate) tools_list_changed: bool,
     /// `prompts.listChanged`.
@@ -41,7 +45,7 @@ impl CapSet {
             list_changed: Option<bool>,
         }
         #[derive(Deserialize)]
-        struct Caps {
+        struct Caps<'a> {
             tools: Option<Listed>,
             resources: Option<Sub>,
             prompts: Option<Listed>,
@@ -51,15 +55,32 @@ impl CapSet {
             roots: Option<serde::de::IgnoredAny>,
             elicitation: Option<serde::de::IgnoredAny>,
             tasks: Option<serde::de::IgnoredAny>,
-            extensions: Option<Extensions>,
+            #[serde(borrow)]
+            extensions: Option<Extensions<'a>>,
         }
         #[derive(Deserialize)]
-        struct Extensions {
+        struct Extensions<'a> {
             #[serde(rename = "io.modelcontextprotocol/tasks")]
             tasks: Option<serde::de::IgnoredAny>,
+            // Raw, so that settings of an unexpected shape cost only this extension's flag.
+            #[serde(rename = "io.modelcontextprotocol/skills", borrow)]
+            skills: Option<&'a RawValue>,
         }
-        match serde_json::from_str::<Caps>(raw.get()) {
+        #[derive(Deserialize)]
+        struct SkillsSettings {
+            #[serde(rename = "directoryRead")]
+            directory_read: Option<bool>,
+        }
+        match serde_json::from_str::<Caps<'_>>(raw.get()) {
             Ok(c) => CapSet {
+                skills: c.extensions.as_ref().is_some_and(|e| e.skills.is_some()),
+                skills_directory_read: c
+                    .extensions
+                    .as_ref()
+                    .and_then(|e| e.skills)
+                    .and_then(|s| serde_json::from_str::<SkillsSettings>(s.get()).ok())
+                    .and_then(|s| s.directory_read)
+                    == Some(true),
                 tools: c.tools.is_some(),
                 tools_list_changed: c.tools.as_ref().and_then(|t| t.list_changed) == Some(true),
                 prompts_list_changed: c.prompts.as_ref().and_then(|p| p.list_changed) == Some(true),
@@ -108,6 +129,8 @@ impl CapSet {
             // The handshake era's `tasks` capability; the extension in the stateless era.
             Gate::Tasks if version.is_stateless() => self.tasks_extension,
             Gate::Tasks => self.tasks,
+            Gate::Skills => self.skills,
+            Gate::SkillsDirectoryRead => self.skills && self.skills_directory_read,
         }
     }
 }
@@ -125,6 +148,8 @@ pub(super) fn gate_name(gate: Gate) -> &'static str {
         Gate::Roots => "roots",
         Gate::Elicitation => "elicitation",
         Gate::Tasks => "tasks",
+        Gate::Skills => "extensions.io.modelcontextprotocol/skills",
+        Gate::SkillsDirectoryRead => "extensions.io.modelcontextprotocol/skills.directoryRead",
     }
 }
 
@@ -156,5 +181,33 @@ mod tests {
         assert!(c.tools && !c.serves_listen());
         let c = CapSet::parse(&raw(r#"{"prompts":{"listChanged":true}}"#));
         assert!(c.prompts_list_changed && !c.tools_list_changed && c.serves_listen());
+    }
+
+    #[test]
+    fn skills_extension_gates() {
+        let v = ProtocolVersion::V2025_11_25;
+        let c = CapSet::parse(&raw(
+            r#"{"resources":{},"extensions":{"io.modelcontextprotocol/skills":{}}}"#,
+        ));
+        assert!(c.allows(Gate::Skills, v) && c.allows(Gate::Skills, ProtocolVersion::V2026_07_28));
+        assert!(!c.allows(Gate::SkillsDirectoryRead, v));
+        let c = CapSet::parse(&raw(
+            r#"{"extensions":{"io.modelcontextprotocol/skills":{"directoryRead":true}}}"#,
+        ));
+        assert!(c.allows(Gate::Skills, v) && c.allows(Gate::SkillsDirectoryRead, v));
+        let c = CapSet::parse(&raw(
+            r#"{"extensions":{"io.modelcontextprotocol/skills":{"directoryRead":false}}}"#,
+        ));
+        assert!(c.allows(Gate::Skills, v) && !c.allows(Gate::SkillsDirectoryRead, v));
+        // Settings of another shape: declared, without optional features; the rest stands.
+        let c = CapSet::parse(&raw(
+            r#"{"tools":{},"extensions":{"io.modelcontextprotocol/skills":true}}"#,
+        ));
+        assert!(c.tools && c.allows(Gate::Skills, v) && !c.allows(Gate::SkillsDirectoryRead, v));
+        let c = CapSet::parse(&raw(
+            r#"{"tools":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}"#,
+        ));
+        assert!(!c.allows(Gate::Skills, v) && !c.allows(Gate::SkillsDirectoryRead, v));
+        assert!(gate_name(Gate::SkillsDirectoryRead).ends_with("directoryRead"));
     }
 }
