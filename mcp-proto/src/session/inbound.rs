@@ -4,6 +4,7 @@
 use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::vec::Vec;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
