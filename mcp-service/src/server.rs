@@ -849,12 +849,13 @@ impl ServerBuilder {
         self
     }
 
-    /// Restricts (or widens) the protocol versions the server speaks. The default is every
-    /// version of the handshake era (2024-11-05 … 2025-11-25). With a version of the
-    /// stateless era among them (`ProtocolVersion::ALL` serves both eras on every transport,
-    /// `&[ProtocolVersion::V2026_07_28]` only the stateless one), a request that names its
-    /// version in `_meta` is served without a handshake, `server/discover` is answered, and
-    /// list and read results carry the [`cache_hints`](Self::cache_hints).
+    /// Restricts the protocol versions the server speaks. The default is every version of
+    /// both eras (`ProtocolVersion::ALL`: 2024-11-05 … 2025-11-25 with the handshake, and
+    /// 2026-07-28); `ProtocolVersion::HANDSHAKE` serves only the handshake era,
+    /// `&[ProtocolVersion::V2026_07_28]` only the stateless one. With a version of the
+    /// stateless era among them, a request that names its version in `_meta` is served
+    /// without a handshake, `server/discover` is answered, and list and read results carry
+    /// the [`cache_hints`](Self::cache_hints).
     pub fn versions(mut self, versions: &[ProtocolVersion]) -> Self {
         self.config.versions = versions.to_vec();
         self
@@ -1124,7 +1125,8 @@ impl Server {
                 version: version.to_owned(),
                 ..Default::default()
             },
-            config: Config::new(name, version),
+            // Both eras by default: handshake-era clients as before, and 2026-07-28 requests.
+            config: Config::new(name, version).versions(&ProtocolVersion::ALL),
             registry: Registry::default(),
             completion: None,
             custom: HashMap::new(),

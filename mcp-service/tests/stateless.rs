@@ -162,6 +162,7 @@ fn our_client_discovers_the_era() {
     let sim = Sim::new();
     let rt = sim.runtime();
     let old = Server::builder("old", "1")
+        .versions(&ProtocolVersion::HANDSHAKE)
         .tool(
             Tool::new("chatty", schema_of(json!({"type": "object"}))),
             |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("old")) },

@@ -6,9 +6,10 @@
 //!            [--stateless] [--json-response] [--eras handshake|both|stateless]
 //! ```
 //!
-//! `--eras` says which protocol eras are served: the handshake era (2024-11-05 … 2025-11-25,
-//! the default), both, or only the stateless 2026-07-28 era (a request naming its version in
-//! `_meta`, `server/discover`; over HTTP, one POST per request with no session).
+//! `--eras` says which protocol eras are served: both (the default, as for any server), the
+//! handshake era only (2024-11-05 … 2025-11-25), or only the stateless 2026-07-28 era (a
+//! request naming its version in `_meta`, `server/discover`; over HTTP, one POST per request
+//! with no session).
 //! Over HTTP, `--stateless` serves without sessions (`EndpointConfig::stateless`) and
 //! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
 //! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
@@ -30,7 +31,7 @@ fn main() {
     let mut port: Option<u16> = None;
     let mut stateless = false;
     let mut json_response = false;
-    let mut eras = "handshake".to_owned();
+    let mut eras = "both".to_owned();
     let mut i = 0;
     while i < args.len() {
         let value = || {
