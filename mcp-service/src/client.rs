@@ -595,8 +595,12 @@ impl Client {
         self.closed().await;
     }
 
-    /// `ping`.
+    /// `ping`; in the 2026-07-28 era, which has no `ping`, `server/discover` (an answer says
+    /// the server is there).
     pub async fn ping(&self) -> Result<(), Error> {
+        if self.server.version.is_stateless() {
+            return self.peer.request("server/discover", None).await.map(|_| ());
+        }
         self.peer.request("ping", None).await.map(|_| ())
     }
 
@@ -928,8 +932,14 @@ impl Client {
             .await
     }
 
-    /// `logging/setLevel`.
+    /// `logging/setLevel`; in the 2026-07-28 era, which sets the level per request, every
+    /// request from now on asks for `level` in its `_meta`.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.server.version.is_stateless() {
+            return self
+                .peer
+                .send(crate::peer::Command::SetLogLevel(Some(level)));
+        }
         let params = SetLevelRequestParams { level, meta: None };
         self.peer
             .request_with("logging/setLevel", &params)

@@ -64,6 +64,10 @@ pub(crate) enum Command {
     ///
     /// [`Session::publish`]: mcp_proto::session::Session::publish
     Publish(mcp_proto::session::Change),
+    /// A stateless-era client's log level for its requests ([`Session::set_log_level`]).
+    ///
+    /// [`Session::set_log_level`]: mcp_proto::session::Session::set_log_level
+    SetLogLevel(Option<mcp_proto::schema::LoggingLevel>),
     Close,
 }
 

@@ -291,3 +291,47 @@ fn our_client_caches_results_as_their_hints_say() {
         }
     }
 }
+
+#[test]
+fn ping_and_log_level_work_in_the_stateless_era() {
+    use futures_util::StreamExt;
+    use mcp_proto::session::Discovery;
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(64 * 1024);
+    let srv = server();
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let levels = sim
+        .block_on(async move {
+            let options = ClientOptions::default().discovery(Discovery::Discover);
+            let client = Client::connect(rt.clone(), client_end, options)
+                .await
+                .unwrap();
+            assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+            // No `ping` in this era: the client asks `server/discover` instead.
+            client.ping().await.unwrap();
+            let mut logs = client.log_messages();
+            // No log level asked for yet: the tool's messages are not sent.
+            client.call_tool("chatty", json!({})).await.unwrap();
+            // From now on every request asks for warnings and above.
+            client
+                .set_logging_level(LoggingLevel::Warning)
+                .await
+                .unwrap();
+            client.call_tool("chatty", json!({})).await.unwrap();
+            rt.sleep_until(rt.now() + mcp_proto::Duration::from_millis(10))
+                .await;
+            let mut got = Vec::new();
+            while let Some(Some(m)) = futures_util::FutureExt::now_or_never(logs.next()) {
+                got.push(m.level);
+            }
+            got
+        })
+        .expect("done");
+    assert_eq!(levels, [LoggingLevel::Warning]);
+}

@@ -242,6 +242,23 @@ impl Session {
         }
     }
 
+    /// Client, stateless era: the log level every request asks for from now on
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`; `None`: no log messages), which replaces
+    /// the handshake era's `logging/setLevel`. Does nothing in the handshake era.
+    pub fn set_log_level(&mut self, level: Option<crate::schema::LoggingLevel>) {
+        let (Some(_), Some(version)) = (&self.era_meta, self.version) else {
+            return;
+        };
+        let mut entries = era_entries(version, &self.config.capabilities, &self.config.info);
+        if let Some(level) = level {
+            entries.push(b',');
+            jsonrpc::write_json_str(&mut entries, crate::schema::meta::LOG_LEVEL_KEY);
+            entries.push(b':');
+            jsonrpc::write_json_str(&mut entries, level.as_str());
+        }
+        self.era_meta = Some(entries.into_boxed_slice());
+    }
+
     /// The stateless-era version this client speaks, or is asking `server/discover` about;
     /// `None` in the handshake era (transports use it for the era's own headers).
     pub fn stateless_version(&self) -> Option<ProtocolVersion> {

@@ -66,6 +66,8 @@ pub(crate) trait Core {
     fn publish(&mut self, now: Instant, change: &Change) -> usize;
     /// [`Session::close`].
     fn close(&mut self, now: Instant);
+    /// [`Session::set_log_level`] (a client's; nothing for a server's).
+    fn set_log_level(&mut self, _level: Option<mcp_proto::schema::LoggingLevel>) {}
 }
 
 /// A progress report of an inbound request, as a handler sent it.
@@ -118,6 +120,9 @@ impl Core for Session {
     }
     fn close(&mut self, now: Instant) {
         Session::close(self, now)
+    }
+    fn set_log_level(&mut self, level: Option<mcp_proto::schema::LoggingLevel>) {
+        Session::set_log_level(self, level)
     }
 }
 
@@ -246,6 +251,7 @@ impl Dispatcher {
                     );
                 }
             }
+            Command::SetLogLevel(level) => core.set_log_level(level),
             Command::Close => core.close(now),
         }
     }
