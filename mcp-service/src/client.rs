@@ -59,6 +59,8 @@ pub struct ClientOptions {
     elicitation: Option<Arc<ElicitFn>>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
     tasks: bool,
+    /// Extensions declared by the application (`capabilities.extensions`).
+    extensions: Map<String, Value>,
     /// The response cache's store; `None`: no cache.
     response_store: Option<Arc<dyn crate::cache::ResponseStore>>,
     telemetry: Telemetry,
@@ -86,6 +88,7 @@ impl ClientOptions {
             elicitation: None,
             roots: None,
             tasks: false,
+            extensions: Map::new(),
             response_store: Some(Arc::new(crate::cache::MemoryResponseStore::default())),
             telemetry: Telemetry::default(),
         }
@@ -135,6 +138,14 @@ impl ClientOptions {
     /// Caches no results: every list and read goes to the server.
     pub fn no_response_cache(mut self) -> Self {
         self.response_store = None;
+        self
+    }
+
+    /// Declares the extension `id` with its `settings` (an object, `{}` for none) under the
+    /// client's `capabilities.extensions` (in the handshake, or in every 2026-07-28
+    /// request's `_meta`). [`Client::server_extension`] reads what the server declared.
+    pub fn extension(mut self, id: &str, settings: Value) -> Self {
+        self.extensions.insert(id.to_owned(), settings);
         self
     }
 
@@ -205,11 +216,15 @@ impl ClientOptions {
         if self.roots.is_some() {
             caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
         }
+        let mut extensions = self.extensions.clone();
         if self.tasks {
-            caps.insert(
-                "extensions".into(),
-                serde_json::json!({ mcp_proto::schema::tasks::extension::EXTENSION_ID: {} }),
+            extensions.insert(
+                mcp_proto::schema::tasks::extension::EXTENSION_ID.into(),
+                serde_json::json!({}),
             );
+        }
+        if !extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(extensions));
         }
         let mut config = self.config.clone();
         config.capabilities = crate::raw::to_raw(&caps)?;
@@ -546,6 +561,13 @@ impl Client {
     /// The server's info from the handshake.
     pub fn server_info(&self) -> &PeerInfo {
         &self.server
+    }
+
+    /// The settings of the extension `id` the server declared, or `None` when it did not.
+    pub fn server_extension(&self, id: &str) -> Option<Value> {
+        serde_json::from_str::<Value>(self.server.capabilities.get())
+            .ok()
+            .and_then(|c| c.get("extensions").and_then(|e| e.get(id)).cloned())
     }
 
     /// The server's instructions.

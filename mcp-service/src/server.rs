@@ -348,6 +348,20 @@ impl ToolContext {
         self.rounds.as_ref().map_or(0, |r| r.round())
     }
 
+    /// The settings of the extension `id` the client declared (in the request's `_meta` for a
+    /// 2026-07-28 client, at the handshake otherwise), or `None` when it did not declare it.
+    pub fn client_extension(&self, id: &str) -> Option<Value> {
+        let read = |caps: &RawValue| {
+            serde_json::from_str::<Value>(caps.get())
+                .ok()
+                .and_then(|c| c.get("extensions").and_then(|e| e.get(id)).cloned())
+        };
+        match self.request.era() {
+            Some(era) => read(&era.client_capabilities),
+            None => self.peer().info().and_then(|i| read(&i.capabilities)),
+        }
+    }
+
     /// Whether the client declared the capability `name` (`"sampling"`, `"elicitation"`,
     /// `"roots"`, …): in the request's `_meta` for a 2026-07-28 client, at the handshake
     /// otherwise.
@@ -740,6 +754,8 @@ pub struct ServerBuilder {
     /// The skills to serve (skills extension), when any were given.
     #[cfg(feature = "skills")]
     skills: Option<Vec<crate::skills::Skill>>,
+    /// Extensions declared by the application (`capabilities.extensions`).
+    extensions: Map<String, Value>,
     telemetry: Telemetry,
     error: Option<Error>,
 }
@@ -1043,6 +1059,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares the extension `id` with its `settings` (an object, `{}` for none) under
+    /// `capabilities.extensions`, as clients see it in the handshake or `server/discover`
+    /// (2026-07-28 extension negotiation). Handlers read what the client declared with
+    /// [`ToolContext::client_extension`]. The tasks and skills extensions declare themselves.
+    ///
+    /// ```
+    /// let server = mcp_service::server::Server::builder("s", "1")
+    ///     .extension("com.example/audit", serde_json::json!({"level": 2}))
+    ///     .build();
+    /// let caps: serde_json::Value =
+    ///     serde_json::from_str(server.config().capabilities.get()).unwrap();
+    /// assert_eq!(caps["extensions"]["com.example/audit"]["level"], 2);
+    /// ```
+    pub fn extension(mut self, id: &str, settings: Value) -> Self {
+        self.extensions.insert(id.to_owned(), settings);
+        self
+    }
+
     /// The telemetry hub (observers and subscriptions).
     pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
         self.telemetry = telemetry;
@@ -1066,13 +1100,17 @@ impl ServerBuilder {
         } else if let Some(obj) = caps.as_object_mut() {
             obj.insert("experimental".into(), serde_json::json!({}));
         }
-        if self.tasks.is_some()
+        let mut extensions = std::mem::take(&mut self.extensions);
+        if self.tasks.is_some() {
+            extensions.insert(
+                mcp_proto::schema::tasks::extension::EXTENSION_ID.into(),
+                serde_json::json!({}),
+            );
+        }
+        if !extensions.is_empty()
             && let Some(obj) = caps.as_object_mut()
         {
-            obj.insert(
-                "extensions".into(),
-                serde_json::json!({ mcp_proto::schema::tasks::extension::EXTENSION_ID: {} }),
-            );
+            obj.insert("extensions".into(), Value::Object(extensions));
         }
         #[cfg(feature = "skills")]
         let skills = skills::install(&mut self, &mut caps)?;
@@ -1137,6 +1175,7 @@ impl Server {
             tasks: None,
             #[cfg(feature = "skills")]
             skills: None,
+            extensions: Map::new(),
             telemetry: Telemetry::default(),
             error: None,
         }

@@ -335,3 +335,45 @@ fn ping_and_log_level_work_in_the_stateless_era() {
         .expect("done");
     assert_eq!(levels, [LoggingLevel::Warning]);
 }
+
+#[test]
+fn extensions_are_declared_and_read_on_both_ends_in_both_eras() {
+    use mcp_proto::session::Discovery;
+    for discovery in [Discovery::Initialize, Discovery::Discover] {
+        let sim = Sim::new();
+        let rt = sim.runtime();
+        let (client_end, server_end) = duplex(64 * 1024);
+        let srv = Server::builder("ext", "1")
+            .extension("com.example/audit", json!({"level": 2}))
+            .tool(
+                Tool::new("who", schema_of(json!({"type": "object"}))),
+                |_: Value, cx: ToolContext| async move {
+                    Ok(CallToolResult::text(
+                        cx.client_extension("com.example/trace")
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "none".into()),
+                    ))
+                },
+            )
+            .build();
+        {
+            let rt2 = rt.clone();
+            rt.spawn(Box::pin(async move {
+                let _ = srv.serve(rt2, server_end).await;
+            }));
+        }
+        let (server_side, client_side) = sim
+            .block_on(async move {
+                let options = ClientOptions::default()
+                    .discovery(discovery)
+                    .extension("com.example/trace", json!({"sample": true}));
+                let client = Client::connect(rt, client_end, options).await.unwrap();
+                let r = client.call_tool("who", json!({})).await.unwrap();
+                let seen = serde_json::to_value(&r).unwrap()["content"][0]["text"].clone();
+                (client.server_extension("com.example/audit"), seen)
+            })
+            .expect("done");
+        assert_eq!(server_side, Some(json!({"level": 2})), "{discovery:?}");
+        assert_eq!(client_side, json!("{\"sample\":true}"), "{discovery:?}");
+    }
+}
