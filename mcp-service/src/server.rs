@@ -714,6 +714,8 @@ struct Inner {
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
     cache: (u64, CacheScope),
+    /// Cache hints of one list method or resource URI, over `cache`.
+    cache_for: HashMap<String, (u64, CacheScope)>,
     state_keys: Arc<RequestStateKeys>,
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
@@ -746,6 +748,7 @@ pub struct ServerBuilder {
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
     cache: (u64, CacheScope),
+    cache_for: HashMap<String, (u64, CacheScope)>,
     state_keys: Option<RequestStateKeys>,
     tasks: Option<(
         crate::tasks::TaskOptions,
@@ -838,6 +841,23 @@ impl ServerBuilder {
     /// cached: `ttlMs` and `cacheScope` (default 0 ms, private: every list is asked again).
     pub fn cache_hints(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
         self.cache = (ttl_ms, scope);
+        self
+    }
+
+    /// The cache hints of one list (`key` a list method: `"tools/list"`, `"prompts/list"`,
+    /// `"resources/list"`, `"resources/templates/list"`) or of one resource's `resources/read`
+    /// results (`key` its URI), instead of the [`cache_hints`](Self::cache_hints) of the rest.
+    ///
+    /// ```
+    /// use mcp_service::schema::CacheScope;
+    /// let builder = mcp_service::server::Server::builder("s", "1")
+    ///     .cache_hints(0, CacheScope::Private)
+    ///     .cache_hints_for("tools/list", 3_600_000, CacheScope::Public)
+    ///     .cache_hints_for("file:///etc/motd", 60_000, CacheScope::Public);
+    /// # let _ = builder;
+    /// ```
+    pub fn cache_hints_for(mut self, key: &str, ttl_ms: u64, scope: CacheScope) -> Self {
+        self.cache_for.insert(key.to_owned(), (ttl_ms, scope));
         self
     }
 
@@ -1129,6 +1149,7 @@ impl ServerBuilder {
                 authorizer: self.authorizer,
                 page_size: self.page_size,
                 cache: self.cache,
+                cache_for: self.cache_for,
                 state_keys: Arc::new(state_keys),
                 tasks: self
                     .tasks
@@ -1171,6 +1192,7 @@ impl Server {
             authorizer: None,
             page_size: 100,
             cache: (0, CacheScope::Private),
+            cache_for: HashMap::new(),
             state_keys: None,
             tasks: None,
             #[cfg(feature = "skills")]
@@ -1648,9 +1670,13 @@ impl Service for ServerService {
             .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
         let page_size = inner.page_size;
         // Cache hints, for the stateless era's cacheable results.
-        let (ttl_ms, cache_scope) = match hcx.request.era() {
-            Some(_) => (Some(inner.cache.0), Some(inner.cache.1)),
-            None => (None, None),
+        let stateless = hcx.request.era().is_some();
+        let hints = |key: &str| {
+            if !stateless {
+                return (None, None);
+            }
+            let (ttl, scope) = inner.cache_for.get(key).copied().unwrap_or(inner.cache);
+            (Some(ttl), Some(scope))
         };
         let reg = || inner.registry.read().unwrap_or_else(|e| e.into_inner());
         let sync = |r: Result<Box<RawValue>, Error>| -> BoxFuture<Result<Box<RawValue>, Error>> {
@@ -1658,6 +1684,7 @@ impl Service for ServerService {
         };
         match &*request.method {
             "tools/list" => sync((|| {
+                let (ttl_ms, cache_scope) = hints("tools/list");
                 let q: PaginatedRequestParams = parse(p)?;
                 let all: Vec<Tool> = reg().tools.values().map(|t| t.tool.clone()).collect();
                 let (tools, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;
@@ -1717,6 +1744,7 @@ impl Service for ServerService {
                 })
             }
             "resources/list" => sync((|| {
+                let (ttl_ms, cache_scope) = hints("resources/list");
                 let q: PaginatedRequestParams = parse(p)?;
                 let all: Vec<Resource> = reg()
                     .resources
@@ -1733,6 +1761,7 @@ impl Service for ServerService {
                 })
             })()),
             "resources/templates/list" => sync((|| {
+                let (ttl_ms, cache_scope) = hints("resources/templates/list");
                 let q: PaginatedRequestParams = parse(p)?;
                 let all: Vec<ResourceTemplate> = reg()
                     .templates
@@ -1777,6 +1806,7 @@ impl Service for ServerService {
                     );
                     return sync(Err(e));
                 };
+                let (ttl_ms, cache_scope) = hints(&q.uri);
                 let mut hcx = hcx;
                 if let Err(e) = hcx.start_rounds("resources/read", &q.uri, None, p) {
                     return sync(Err(e));
@@ -1828,6 +1858,7 @@ impl Service for ServerService {
                 })
             }
             "prompts/list" => sync((|| {
+                let (ttl_ms, cache_scope) = hints("prompts/list");
                 let q: PaginatedRequestParams = parse(p)?;
                 let all: Vec<Prompt> = reg().prompts.values().map(|e| e.prompt.clone()).collect();
                 let (prompts, next_cursor) = page(&all, q.cursor.as_deref(), page_size)?;

@@ -377,3 +377,68 @@ fn extensions_are_declared_and_read_on_both_ends_in_both_eras() {
         assert_eq!(client_side, json!("{\"sample\":true}"), "{discovery:?}");
     }
 }
+
+#[test]
+fn cache_hints_can_differ_per_list_and_per_resource() {
+    use mcp_service::schema::{Resource, ResourceContents};
+    let srv =
+        Server::builder("hints", "1")
+            .cache_hints(1_000, CacheScope::Private)
+            .cache_hints_for("tools/list", 60_000, CacheScope::Public)
+            .cache_hints_for("test://slow", 5_000, CacheScope::Public)
+            .resource(
+                Resource::new("test://slow", "slow"),
+                |uri: String, _cx: ToolContext| async move {
+                    Ok(vec![ResourceContents::text(uri, "s")])
+                },
+            )
+            .resource(
+                Resource::new("test://other", "other"),
+                |uri: String, _cx: ToolContext| async move {
+                    Ok(vec![ResourceContents::text(uri, "o")])
+                },
+            )
+            .build();
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let (client_end, server_end) = duplex(64 * 1024);
+    {
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let (reader, mut writer) = client_end.into_parts();
+    let got = sim
+        .block_on(async move {
+            let mut reader = BufReader::new(reader);
+            let mut out = Vec::new();
+            for line in [
+                request(1, "tools/list", json!({}), None),
+                request(2, "prompts/list", json!({}), None),
+                request(3, "resources/read", json!({"uri": "test://slow"}), None),
+                request(4, "resources/read", json!({"uri": "test://other"}), None),
+            ] {
+                writer.write_all(line.as_bytes()).await.unwrap();
+                writer.flush().await.unwrap();
+                let mut text = String::new();
+                reader.read_line(&mut text).await.unwrap();
+                let v: Value = serde_json::from_str(&text).unwrap();
+                out.push((
+                    v["result"]["ttlMs"].clone(),
+                    v["result"]["cacheScope"].clone(),
+                ));
+            }
+            out
+        })
+        .expect("done");
+    assert_eq!(
+        got,
+        [
+            (json!(60_000), json!("public")),
+            (json!(1_000), json!("private")),
+            (json!(5_000), json!("public")),
+            (json!(1_000), json!("private")),
+        ]
+    );
+}
