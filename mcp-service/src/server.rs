@@ -1938,7 +1938,7 @@ impl Service for ServerService {
                 &inner,
                 &request.method,
                 p,
-                (ttl_ms, cache_scope),
+                hints(&request.method),
             )),
             "logging/setLevel" => sync((|| {
                 let q: SetLevelRequestParams = parse_required(p)?;
