@@ -37,7 +37,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::connection::{Transport, connection};
-use crate::peer::{Peer, PeerInfo, Progress, Request, ResponseFuture};
+use crate::peer::{Peer, PeerInfo, Progress, Request, ResponseFuture, parse_result};
 use crate::runtime::{BoxFuture, Runtime};
 use crate::server::PARTIAL_CONTENT_META;
 use crate::service::{IncomingRequest, RequestContext, Service};
@@ -58,8 +58,8 @@ pub struct ClientOptions {
     sampling: Option<Arc<SamplingFn>>,
     elicitation: Option<Arc<ElicitFn>>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
-    tasks: bool,
-    /// Extensions declared by the application (`capabilities.extensions`).
+    /// Extensions declared by the application (`capabilities.extensions`), the tasks
+    /// extension among them after [`tasks`](Self::tasks).
     extensions: Map<String, Value>,
     /// The response cache's store; `None`: no cache.
     response_store: Option<Arc<dyn crate::cache::ResponseStore>>,
@@ -87,7 +87,6 @@ impl ClientOptions {
             sampling: None,
             elicitation: None,
             roots: None,
-            tasks: false,
             extensions: Map::new(),
             response_store: Some(Arc::new(crate::cache::MemoryResponseStore::default())),
             telemetry: Telemetry::default(),
@@ -122,9 +121,11 @@ impl ClientOptions {
     /// and roots handlers with `tasks/update`, cancelling it when the call is dropped or its
     /// own timeout passes; the session's default timeout does not apply to a task). See also
     /// [`Client::get_task`], [`Client::cancel_task`].
-    pub fn tasks(mut self) -> Self {
-        self.tasks = true;
-        self
+    pub fn tasks(self) -> Self {
+        self.extension(
+            mcp_proto::schema::tasks::extension::EXTENSION_ID,
+            serde_json::json!({}),
+        )
     }
 
     /// Keeps cacheable results (2026-07-28 list and `resources/read` results, for their
@@ -216,15 +217,8 @@ impl ClientOptions {
         if self.roots.is_some() {
             caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
         }
-        let mut extensions = self.extensions.clone();
-        if self.tasks {
-            extensions.insert(
-                mcp_proto::schema::tasks::extension::EXTENSION_ID.into(),
-                serde_json::json!({}),
-            );
-        }
-        if !extensions.is_empty() {
-            caps.insert("extensions".into(), Value::Object(extensions));
+        if !self.extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(self.extensions.clone()));
         }
         let mut config = self.config.clone();
         config.capabilities = crate::raw::to_raw(&caps)?;
@@ -506,35 +500,30 @@ impl Client {
                 "the connection closed during the handshake",
             )
         })??;
-        // 2026-07-28: calls go through `input_required` rounds, answered by the same
-        // handlers as the handshake era's server requests.
-        if server.version.is_stateless()
-            && let Some(store) = options.response_store.clone()
-        {
-            let mut id = [0u8; 8];
-            let _ = getrandom::fill(&mut id);
-            let cache = crate::cache::ResponseCache {
-                store,
-                client_id: id.iter().map(|b| format!("{b:02x}")).collect(),
-            };
+        // 2026-07-28: the response cache; calls through `input_required` rounds, answered by
+        // the same handlers as the handshake era's server requests; the listen stream.
+        let mut rounds = None;
+        if server.version.is_stateless() {
             let clock_rt = rt.clone();
-            let _ = state
-                .responses
-                .set((cache, Arc::new(move || clock_rt.now())));
-        }
-        let rounds = server.version.is_stateless().then(|| {
-            let clock_rt = rt.clone();
+            let clock: crate::mrtr::Clock = Arc::new(move || clock_rt.now());
+            if let Some(store) = options.response_store.clone() {
+                let mut id = [0u8; 8];
+                let _ = getrandom::fill(&mut id);
+                let cache = crate::cache::ResponseCache {
+                    store,
+                    client_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+                };
+                let _ = state.responses.set((cache, clock.clone()));
+            }
             let sleep_rt = rt.clone();
             let spawn_rt = rt.clone();
-            crate::mrtr::ClientRounds {
+            rounds = Some(crate::mrtr::ClientRounds {
                 answerer: service,
-                clock: Arc::new(move || clock_rt.now()),
+                clock,
                 sleep: Arc::new(move |at| sleep_rt.sleep_until(at)),
                 spawn: Arc::new(move |f| spawn_rt.spawn(f)),
                 default_timeout,
-            }
-        });
-        if server.version.is_stateless() {
+            });
             let caches = Arc::downgrade(&state);
             let forget = Box::new(move || {
                 if let Some(s) = caches.upgrade() {
@@ -565,9 +554,7 @@ impl Client {
 
     /// The settings of the extension `id` the server declared, or `None` when it did not.
     pub fn server_extension(&self, id: &str) -> Option<Value> {
-        serde_json::from_str::<Value>(self.server.capabilities.get())
-            .ok()
-            .and_then(|c| c.get("extensions").and_then(|e| e.get(id)).cloned())
+        crate::raw::extension(&self.server.capabilities, id)
     }
 
     /// The server's instructions.
@@ -791,11 +778,9 @@ impl Client {
         if let Some(hit) = self.cached("resources/read", uri) {
             return parse_result(&hit);
         }
-        let request = self.peer.request_with("resources/read", &params);
-        let raw = match &self.rounds {
-            Some(rounds) => rounds.clone().run(request).await?,
-            None => request.await?,
-        };
+        let raw = self
+            .with_rounds(self.peer.request_with("resources/read", &params))
+            .await?;
         self.keep("resources/read", uri, &raw);
         parse_result(&raw)
     }
@@ -889,26 +874,19 @@ impl Client {
             request_state: None,
             meta: None,
         };
-        self.with_rounds(self.peer.request_with("prompts/get", &params))
-            .await
+        parse_result(
+            &self
+                .with_rounds(self.peer.request_with("prompts/get", &params))
+                .await?,
+        )
     }
 
-    /// A request that may answer `input_required` (2026-07-28): its rounds, then the result.
-    async fn with_rounds<T: serde::de::DeserializeOwned>(
-        &self,
-        request: Request,
-    ) -> Result<T, Error> {
+    /// A request that may answer `input_required` (2026-07-28): its rounds, then the raw
+    /// result.
+    async fn with_rounds(&self, request: Request) -> Result<Box<RawValue>, Error> {
         match &self.rounds {
-            None => request.typed().await,
-            Some(rounds) => {
-                let raw = rounds.clone().run(request).await?;
-                serde_json::from_str(raw.get()).map_err(|e| {
-                    Error::new(
-                        ErrorKind::ProtocolInvalid,
-                        format!("unexpected result shape: {e}"),
-                    )
-                })
-            }
+            None => request.await,
+            Some(rounds) => rounds.clone().run(request).await,
         }
     }
 
@@ -1004,16 +982,6 @@ impl Client {
     pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
         self.peer.request_with(method, params)
     }
-}
-
-/// A result of the expected shape.
-fn parse_result<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        Error::new(
-            ErrorKind::ProtocolInvalid,
-            format!("unexpected result shape: {e}"),
-        )
-    })
 }
 
 /// A `tools/call` in preparation.

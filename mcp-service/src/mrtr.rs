@@ -481,14 +481,19 @@ impl Rounds {
 
 /// -32021 for a request that needs the client's `capability`.
 pub(crate) fn missing_capability(capability: &str) -> Error {
-    let data = serde_json::json!({ "requiredCapabilities": { capability: {} } });
-    Error::new(
-        ErrorKind::MissingClientCapability,
+    missing_capabilities(
+        serde_json::json!({ capability: {} }),
         format!(
             "this request needs the client capability `{capability}`, which it did not declare"
         ),
     )
-    .with_data(crate::raw::to_raw(&data).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()))
+}
+
+/// -32021 with `data.requiredCapabilities` = `required` (a `ClientCapabilities` object).
+pub(crate) fn missing_capabilities(required: Value, message: String) -> Error {
+    let data = serde_json::json!({ "requiredCapabilities": required });
+    Error::new(ErrorKind::MissingClientCapability, message)
+        .with_data(crate::raw::to_raw(&data).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()))
 }
 
 /// Runs a handler's future for a request that may answer `input_required`: when the handler
@@ -581,31 +586,24 @@ impl Drop for CancelOnDrop {
 }
 
 /// Whether a raw result is a task (`resultType: "task"`).
-fn is_task(raw: &RawValue) -> bool {
+/// A raw result's `resultType` when it is `"input_required"` or `"task"` (the text is looked at
+/// first, so that a plain result is not parsed again).
+fn result_type(raw: &RawValue) -> Option<mcp_proto::schema::ResultType> {
+    use mcp_proto::schema::ResultType;
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(rename = "resultType", borrow)]
         result_type: Option<std::borrow::Cow<'a, str>>,
     }
-    raw.get().contains("\"task\"")
-        && serde_json::from_str::<Peek<'_>>(raw.get())
-            .is_ok_and(|p| p.result_type.as_deref() == Some("task"))
-}
-
-/// Whether a raw result is `input_required`.
-fn is_input_required(raw: &RawValue) -> bool {
-    #[derive(Deserialize)]
-    struct Peek<'a> {
-        #[serde(rename = "resultType", borrow)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
+    let text = raw.get();
+    if !text.contains("\"input_required\"") && !text.contains("\"task\"") {
+        return None;
     }
-    memchr_input_required(raw.get())
-        && serde_json::from_str::<Peek<'_>>(raw.get())
-            .is_ok_and(|p| p.result_type.as_deref() == Some("input_required"))
-}
-
-fn memchr_input_required(json: &str) -> bool {
-    json.contains("\"input_required\"")
+    let peek = serde_json::from_str::<Peek<'_>>(text).ok()?;
+    match ResultType::parse(peek.result_type.as_deref()?) {
+        t @ (ResultType::InputRequired | ResultType::Task) => Some(t),
+        _ => None,
+    }
 }
 
 impl ClientRounds {
@@ -647,13 +645,14 @@ impl ClientRounds {
             let raw = parts
                 .request(crate::raw::to_raw(&params)?, opts, progress)
                 .await?;
-            if !is_input_required(&raw) {
+            match result_type(&raw) {
+                Some(mcp_proto::schema::ResultType::InputRequired) => {}
                 // A task (tasks extension): followed to its end, within the call's own timeout.
-                if is_task(&raw) {
+                Some(_) => {
                     let deadline = parts.opts.timeout.map(|t| start + t);
                     return self.follow_task(&parts.peer, &raw, deadline).await;
                 }
-                return Ok(raw);
+                None => return Ok(raw),
             }
             let required: Required = serde_json::from_str(raw.get()).map_err(|e| {
                 Error::new(
@@ -733,7 +732,9 @@ impl ClientRounds {
                         .and_then(Value::as_str)
                         .unwrap_or("the task failed")
                         .to_owned();
-                    return Err(Error::new(ErrorKind::from_code(code), message).with_code(code));
+                    let mut wire = mcp_proto::ErrorObject::new(code, message);
+                    wire.data = e.get("data").and_then(|d| crate::raw::to_raw(d).ok());
+                    return Err(Error::from(wire));
                 }
                 TaskStatus::Cancelled => {
                     guard.task_id = None;

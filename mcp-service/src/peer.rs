@@ -292,14 +292,18 @@ impl Request {
 
     /// Awaits the result and deserialises it into `T`.
     pub async fn typed<T: DeserializeOwned>(self) -> Result<T, Error> {
-        let raw = self.await?;
-        serde_json::from_str(raw.get()).map_err(|e| {
-            Error::new(
-                ErrorKind::ProtocolInvalid,
-                format!("unexpected result shape: {e}"),
-            )
-        })
+        parse_result(&self.await?)
     }
+}
+
+/// A raw result as `T` (`ProtocolInvalid` when it has another shape).
+pub(crate) fn parse_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Error::new(
+            ErrorKind::ProtocolInvalid,
+            format!("unexpected result shape: {e}"),
+        )
+    })
 }
 
 /// What a [`Request`] is made of (a retried request is rebuilt from them).

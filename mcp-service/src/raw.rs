@@ -31,6 +31,14 @@ fn serialise_error(e: serde_json::Error) -> Error {
     Error::new(ErrorKind::Internal, format!("serialise: {e}"))
 }
 
+/// The settings of extension `id` in raw capabilities (`capabilities.extensions[id]`), if
+/// declared.
+pub(crate) fn extension(capabilities: &RawValue, id: &str) -> Option<serde_json::Value> {
+    serde_json::from_str::<serde_json::Value>(capabilities.get())
+        .ok()
+        .and_then(|c| c.get("extensions").and_then(|e| e.get(id)).cloned())
+}
+
 /// Serialises `value` into a boxed [`RawValue`] (see the module docs).
 pub(crate) fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
     if !LARGE_MODE.try_with(Cell::get).unwrap_or(false) {

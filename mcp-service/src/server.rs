@@ -351,14 +351,12 @@ impl ToolContext {
     /// The settings of the extension `id` the client declared (in the request's `_meta` for a
     /// 2026-07-28 client, at the handshake otherwise), or `None` when it did not declare it.
     pub fn client_extension(&self, id: &str) -> Option<Value> {
-        let read = |caps: &RawValue| {
-            serde_json::from_str::<Value>(caps.get())
-                .ok()
-                .and_then(|c| c.get("extensions").and_then(|e| e.get(id)).cloned())
-        };
         match self.request.era() {
-            Some(era) => read(&era.client_capabilities),
-            None => self.peer().info().and_then(|i| read(&i.capabilities)),
+            Some(era) => crate::raw::extension(&era.client_capabilities, id),
+            None => self
+                .peer()
+                .info()
+                .and_then(|i| crate::raw::extension(&i.capabilities, id)),
         }
     }
 
@@ -477,21 +475,13 @@ impl ToolContext {
                 ))),
             };
         }
-        let method = match &request {
-            InputRequest::CreateMessage(_) => "sampling/createMessage",
-            InputRequest::Elicit(_) => "elicitation/create",
-            _ => "roots/list",
+        use mcp_proto::schema::methods::{ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE};
+        let request = match &request {
+            InputRequest::CreateMessage(p) => self.request.request(SAMPLING_CREATE_MESSAGE, p),
+            InputRequest::Elicit(p) => self.request.request(ELICITATION_CREATE, p),
+            _ => self.request.request(ROOTS_LIST, &serde_json::json!({})),
         };
-        match request {
-            InputRequest::CreateMessage(p) => self.request.request(method, &p).typed().await,
-            InputRequest::Elicit(p) => self.request.request(method, &p).typed().await,
-            _ => {
-                self.request
-                    .request(method, &serde_json::json!({}))
-                    .typed()
-                    .await
-            }
-        }
+        request.typed().await
     }
 }
 

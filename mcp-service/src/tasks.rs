@@ -198,20 +198,15 @@ impl std::fmt::Debug for Tasks {
 
 /// Whether the client capabilities `caps` (raw JSON) declare the tasks extension.
 pub(crate) fn declared(caps: &RawValue) -> bool {
-    serde_json::from_str::<Value>(caps.get())
-        .ok()
-        .and_then(|c| c.get("extensions").map(|e| e.get(EXTENSION_ID).is_some()))
-        .unwrap_or(false)
+    crate::raw::extension(caps, EXTENSION_ID).is_some()
 }
 
 /// -32021 naming the tasks extension.
 pub(crate) fn extension_required(what: &str) -> Error {
-    let data = serde_json::json!({"requiredCapabilities": {"extensions": {EXTENSION_ID: {}}}});
-    Error::new(
-        ErrorKind::MissingClientCapability,
+    crate::mrtr::missing_capabilities(
+        serde_json::json!({"extensions": {EXTENSION_ID: {}}}),
         format!("{what} needs the client to declare the `{EXTENSION_ID}` extension"),
     )
-    .with_data(crate::raw::to_raw(&data).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()))
 }
 
 fn unknown(task_id: &str) -> Error {
@@ -395,11 +390,12 @@ impl Tasks {
 
 /// A JSON-RPC error object (`code`, `message`, `data`).
 fn error_object(e: &Error) -> JsonObject {
+    let wire = e.to_object();
     let mut m = JsonObject::new();
-    m.insert("code".into(), e.kind().wire_code().into());
-    m.insert("message".into(), e.message().into());
-    if let Some(d) = e
-        .data()
+    m.insert("code".into(), wire.code.into());
+    m.insert("message".into(), wire.message.as_ref().into());
+    if let Some(d) = wire
+        .data
         .and_then(|d| serde_json::from_str::<Value>(d.get()).ok())
     {
         m.insert("data".into(), d);
