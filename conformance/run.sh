@@ -43,24 +43,35 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-passed=0
-failed=0
-for rt in $RUNTIMES; do
+# Starts `everything --transport http` with the flags given on a free port, and waits until it
+# listens: its pid in $server, its endpoint in $url.
+start_server() {
     port="$(free_port)"
-    "$TARGET_DIR/debug/everything" --runtime "$rt" --transport http --port "$port" &
+    "$TARGET_DIR/debug/everything" --transport http --port "$port" "$@" &
     server=$!
     trap 'kill $server 2>/dev/null || true' EXIT
     for _ in $(seq 1 100); do
         if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
         sleep 0.1
     done
-    echo "== conformance server --url http://127.0.0.1:$port/mcp (runtime $rt)"
-    out="$(mktemp)"
-    set +e
-    timeout 600 node_modules/.bin/conformance server --url "http://127.0.0.1:$port/mcp" 2>&1 | tee "$out"
-    set -e
+    url="http://127.0.0.1:$port/mcp"
+}
+
+stop_server() {
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
+}
+
+passed=0
+failed=0
+for rt in $RUNTIMES; do
+    start_server --runtime "$rt"
+    echo "== conformance server --url $url (runtime $rt)"
+    out="$(mktemp)"
+    set +e
+    timeout 600 node_modules/.bin/conformance server --url "$url" 2>&1 | tee "$out"
+    set -e
+    stop_server
     total="$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || true)"
     if [ -z "$total" ]; then
         echo "conformance ($rt): no result line" >&2
@@ -129,24 +140,14 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
     }
     for rt in $RUNTIMES; do
         for mode in default stateless; do
-            port="$(free_port)"
             flags=()
             [ "$mode" = stateless ] && flags=(--stateless)
-            "$TARGET_DIR/debug/everything" --runtime "$rt" --transport http --port "$port" \
-                --eras both "${flags[@]}" &
-            server=$!
-            trap 'kill $server 2>/dev/null || true' EXIT
-            for _ in $(seq 1 100); do
-                if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
-                sleep 0.1
-            done
-            url="http://127.0.0.1:$port/mcp"
+            start_server --runtime "$rt" --eras both "${flags[@]}"
             if [ "$mode" = default ]; then
                 next_run "server $rt 2025-11-25" server --url "$url" --requirements 2025-11-25
             fi
             next_run "server $rt $mode 2026-07-28" server --url "$url" --requirements 2026-07-28
-            kill "$server" 2>/dev/null || true
-            wait "$server" 2>/dev/null || true
+            stop_server
         done
     done
     if [ "$CLIENT_SUITE" != "none" ]; then
@@ -177,21 +178,13 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
             next_failed=$((next_failed + 1))
         fi
     }
-    port="$(free_port)"
-    "$TARGET_DIR/debug/everything" --transport http --port "$port" --eras both &
-    server=$!
-    trap 'kill $server 2>/dev/null || true' EXIT
-    for _ in $(seq 1 100); do
-        if python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1',$port)))"; then break; fi
-        sleep 0.1
-    done
+    start_server --eras both
     for s in sep-2640-skills-enumeration sep-2640-skills-directory sep-2640-skills-manifest; do
-        scenario_run "server $s" server --url "http://127.0.0.1:$port/mcp" --scenario "$s"
-        scenario_run "server $s 2026-07-28" server --url "http://127.0.0.1:$port/mcp" \
+        scenario_run "server $s" server --url "$url" --scenario "$s"
+        scenario_run "server $s 2026-07-28" server --url "$url" \
             --scenario "$s" --spec-version 2026-07-28 --force
     done
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
+    stop_server
     if [ "$CLIENT_SUITE" != "none" ]; then
         for s in sep-2640-client-no-prefetch sep-2640-client-verify-digest \
             sep-2640-client-verify-size sep-2640-client-verify-frontmatter; do
