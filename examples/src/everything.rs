@@ -430,11 +430,11 @@ fn behaviour_tools(builder: ServerBuilder) -> ServerBuilder {
                 "Tests tool that emits log messages during execution",
             ),
             |_: Value, cx: ToolContext| async move {
-                cx.log(LoggingLevel::Info, None, "Tool execution started")?;
+                cx.log(LoggingLevel::Info, None, "Tool execution started").await?;
                 sleep(50).await;
-                cx.log(LoggingLevel::Info, None, "Tool processing data")?;
+                cx.log(LoggingLevel::Info, None, "Tool processing data").await?;
                 sleep(50).await;
-                cx.log(LoggingLevel::Info, None, "Tool execution completed")?;
+                cx.log(LoggingLevel::Info, None, "Tool execution completed").await?;
                 Ok(CallToolResult::text(
                     "Tool with logging executed successfully",
                 ))
@@ -454,7 +454,7 @@ fn behaviour_tools(builder: ServerBuilder) -> ServerBuilder {
                         step,
                         Some(100.0),
                         Some(&format!("Completed step {step} of 100")),
-                    )?;
+                    ).await?;
                 }
                 let token = cx.request().progress_token().map(ToString::to_string);
                 Ok(CallToolResult::text(match token {
@@ -1086,7 +1086,7 @@ fn input_required_fixtures(builder: ServerBuilder) -> ServerBuilder {
                  on a 2026-07-28 stream)",
             ),
             |_: Value, cx: ToolContext| async move {
-                cx.progress(1.0, Some(2.0), Some("about to ask"))?;
+                cx.progress(1.0, Some(2.0), Some("about to ask")).await?;
                 let r = cx
                     .elicit_as(
                         "stream_input",
@@ -1111,7 +1111,7 @@ fn input_required_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     (LoggingLevel::Warning, "logging tool: warning"),
                     (LoggingLevel::Error, "logging tool: error"),
                 ] {
-                    cx.log(level, Some("test_logging_tool"), text)?;
+                    cx.log(level, Some("test_logging_tool"), text).await?;
                 }
                 Ok(CallToolResult::text("logged at info, warning and error"))
             },
@@ -1213,7 +1213,7 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                         f64::from(step),
                         Some(total),
                         Some(&format!("step {step} of {}", args.steps)),
-                    )?;
+                    ).await?;
                 }
                 Ok(CallToolResult::text(format!(
                     "slow: done after {} steps",
@@ -1238,7 +1238,7 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                     if i > 1 {
                         sleep_unless_cancelled(&cx, args.delay_ms).await?;
                     }
-                    cx.stream(Content::text(format!("item {i} of {}", args.count)))?;
+                    cx.stream(Content::text(format!("item {i} of {}", args.count))).await?;
                 }
                 Ok(CallToolResult::text(format!(
                     "stream: {} items sent",

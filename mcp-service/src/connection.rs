@@ -145,10 +145,6 @@ impl std::fmt::Debug for Transport {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
-/// Stop reading while this much output waits to be written (backpressure against a peer that
-/// does not read; a peer that reads never reaches it, since what it asked for is bounded by the
-/// session's in-flight limits).
-const WRITE_HIGH_WATER: usize = 16 * 1024 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
@@ -196,6 +192,8 @@ pub struct Connection<R: Runtime> {
     completed: Vec<HandlerOutput<()>>,
     timer: DeadlineTimer,
     finished: bool,
+    /// The connection's handle: its output budget is published and enforced through it.
+    peer: Peer,
 }
 
 impl<R: Runtime> std::fmt::Debug for Connection<R> {
@@ -262,6 +260,7 @@ pub fn connection<R: Runtime>(
         completed: Vec::new(),
         timer: DeadlineTimer::default(),
         finished: false,
+        peer: peer.clone(),
     };
     (peer, conn, ready_rx)
 }
@@ -270,6 +269,11 @@ impl<R: Runtime> Connection<R> {
     /// Carries out every queued command.
     fn drain_commands(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         let mut any = false;
+        if self.send_blocked {
+            // The message sink takes nothing: what the application sends waits in the
+            // channel, where the output budget counts it (the session's queue is not counted).
+            return false;
+        }
         while self.commands_open {
             match Pin::new(&mut self.commands).poll_next(cx) {
                 Poll::Ready(Some(cmd)) => {
@@ -312,11 +316,13 @@ impl<R: Runtime> Connection<R> {
                 self.out.drain(..self.out_pos);
                 self.out_pos = 0;
             }
-            while self.out.len() - self.out_pos < WRITE_HIGH_WATER
-                && self.session.poll_transmit(&mut self.out).is_some()
-            {
+            // Everything the session has is encoded at once: what the application may add is
+            // bounded by the output budget, and what the peer asks for by reading stopping at
+            // the budget (see `poll_read`).
+            while self.session.poll_transmit(&mut self.out).is_some() {
                 progressed = true;
             }
+            self.peer.shared.flow.set_backlog(self.out.len() - self.out_pos);
             if self.out_pos >= self.out.len() {
                 break;
             }
@@ -340,6 +346,7 @@ impl<R: Runtime> Connection<R> {
                         self.out.clear();
                         self.out_pos = 0;
                     }
+                    self.peer.shared.flow.set_backlog(self.out.len() - self.out_pos);
                 }
                 Poll::Ready(Err(e)) => {
                     self.fail_transport(write_error(e));
@@ -411,14 +418,17 @@ impl<R: Runtime> Connection<R> {
 
     fn fail_transport(&mut self, e: Error) {
         self.write_failed = true;
+        // Nothing more can be written or flushed: a flush still owed must not hold the close.
+        self.needs_flush = false;
         self.out.clear();
         self.out_pos = 0;
+        self.peer.shared.flow.set_backlog(0);
         let now = self.rt.now();
         self.session.handle_closed(now, Some(e));
     }
 
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
-        if self.read_parked || self.out.len() - self.out_pos >= WRITE_HIGH_WATER {
+        if self.read_parked || self.out.len() - self.out_pos >= self.peer.output_budget() {
             return false; // parked until woken, or backpressure: the peer is not reading
         }
         if let Some(wire) = self.wire.as_mut() {

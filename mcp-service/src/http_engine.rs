@@ -33,6 +33,8 @@ use crate::telemetry::Telemetry;
 
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
+/// Commands of the sessions' handles carried out per turn of the engine's loop.
+const COMMANDS_PER_TURN: usize = 256;
 /// SSE chunks buffered per reply body beyond what the driver has taken (the endpoint bounds
 /// what waits behind them).
 const STREAM_CHANNEL: usize = 4;
@@ -651,9 +653,15 @@ impl<R: Runtime> HttpEngine<R> {
         any
     }
 
+    /// Carries out the sessions' commands, at most [`COMMANDS_PER_TURN`] (taken from the
+    /// sessions in turn): a handler that sends without pause cannot hold the engine, and
+    /// with it every other session.
     fn drain_commands(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         let mut any = false;
-        while let Poll::Ready(Some((sid, cmd))) = Pin::new(&mut self.commands).poll_next(cx) {
+        for _ in 0..COMMANDS_PER_TURN {
+            let Poll::Ready(Some((sid, cmd))) = Pin::new(&mut self.commands).poll_next(cx) else {
+                break;
+            };
             any = true;
             self.apply(sid, cmd, now);
         }

@@ -37,7 +37,7 @@ pub mod service;
 pub use cancel::CancellationToken;
 pub use mcp_proto::schema;
 pub use mcp_proto::{Error, ErrorKind};
-pub use peer::{Peer, PeerInfo, Progress};
+pub use peer::{DEFAULT_OUTPUT_BUDGET, Peer, PeerInfo, Progress, Writable};
 pub use runtime::{BoxFuture, Clock, Runtime};
 pub use service::{IncomingRequest, NoService, RequestContext, Service};
 pub mod connection;

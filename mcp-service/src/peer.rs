@@ -7,9 +7,9 @@
 use std::borrow::Cow;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll, Waker};
 
 use futures_channel::mpsc::UnboundedSender;
 use futures_channel::oneshot;
@@ -71,6 +71,44 @@ pub(crate) enum Command {
     Close,
 }
 
+impl Command {
+    /// What a command counts against the output budget: the size of the message it becomes
+    /// (about), or 0 for control commands, which are never held back.
+    pub(crate) fn cost(&self) -> usize {
+        const OVERHEAD: usize = 64;
+        let raw = |p: &Option<Box<RawValue>>| p.as_ref().map_or(0, |p| p.get().len());
+        match self {
+            Command::Request { method, params, .. } | Command::Notify { method, params, .. } => {
+                OVERHEAD + method.len() + raw(params)
+            }
+            Command::Progress { message, meta, .. } => {
+                OVERHEAD + message.as_ref().map_or(0, String::len) + raw(meta)
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// The future of [`Peer::writable`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Writable<'a> {
+    peer: &'a Peer,
+}
+
+impl std::fmt::Debug for Writable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writable")
+    }
+}
+
+impl Future for Writable<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let peer = self.peer;
+        peer.shared.flow.poll_room(cx, || peer.is_closed())
+    }
+}
+
 /// What is known about the peer once the handshake completed.
 #[derive(Debug, Clone)]
 pub struct PeerInfo {
@@ -89,6 +127,97 @@ pub(crate) struct Shared {
     pub(crate) info: RwLock<Option<PeerInfo>>,
     pub(crate) closed: AtomicBool,
     pub(crate) id: u64,
+    pub(crate) flow: Flow,
+}
+
+/// The most bytes of output one connection (or HTTP session) lets wait for its peer by
+/// default: messages its handles sent that the connection has not taken yet, plus what the
+/// connection encoded and the transport has not accepted. See [`Peer::writable`].
+pub const DEFAULT_OUTPUT_BUDGET: usize = 4 * 1024 * 1024;
+
+/// The output budget of one connection, shared by its handles and its engine.
+///
+/// Handles count what they send (`queued`, by [`Command::cost`]) and the engine takes it off
+/// when it carries the command out; the engine publishes what it holds unwritten (`backlog`).
+/// While the sum is at the limit, notifications and requests from the application wait
+/// ([`Peer::writable`]) or, sent without waiting, are refused and counted: a peer that does
+/// not read cannot make this side buffer without bound.
+pub(crate) struct Flow {
+    queued: AtomicUsize,
+    backlog: AtomicUsize,
+    limit: AtomicUsize,
+    /// Some handle waits for room (the engine wakes `wakers` when there is).
+    waiting: AtomicBool,
+    wakers: Mutex<Vec<Waker>>,
+    dropped: AtomicU64,
+}
+
+impl Flow {
+    fn new() -> Self {
+        Flow {
+            queued: AtomicUsize::new(0),
+            backlog: AtomicUsize::new(0),
+            limit: AtomicUsize::new(DEFAULT_OUTPUT_BUDGET),
+            waiting: AtomicBool::new(false),
+            wakers: Mutex::new(Vec::new()),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    fn has_room(&self) -> bool {
+        self.queued.load(Ordering::Acquire) + self.backlog.load(Ordering::Acquire)
+            < self.limit.load(Ordering::Relaxed)
+    }
+
+    /// The engine carried out a command of `cost` bytes.
+    pub(crate) fn taken(&self, cost: usize) {
+        if cost > 0 {
+            self.queued.fetch_sub(cost, Ordering::AcqRel);
+            self.wake_if_room();
+        }
+    }
+
+    /// The engine holds `bytes` of encoded output its transport has not accepted yet.
+    pub(crate) fn set_backlog(&self, bytes: usize) {
+        if self.backlog.swap(bytes, Ordering::AcqRel) > bytes {
+            self.wake_if_room();
+        }
+    }
+
+    /// Wakes every waiting handle (room was made, or the connection ended).
+    pub(crate) fn wake_all(&self) {
+        if self.waiting.swap(false, Ordering::AcqRel) {
+            let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
+            for w in wakers {
+                w.wake();
+            }
+        }
+    }
+
+    fn wake_if_room(&self) {
+        if self.waiting.load(Ordering::Acquire) && self.has_room() {
+            self.wake_all();
+        }
+    }
+
+    /// Ready when there is room (or `closed`); registers `cx` otherwise.
+    fn poll_room(&self, cx: &mut Context<'_>, closed: impl Fn() -> bool) -> Poll<()> {
+        if self.has_room() || closed() {
+            return Poll::Ready(());
+        }
+        {
+            let mut wakers = self.wakers.lock().unwrap_or_else(|e| e.into_inner());
+            if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                wakers.push(cx.waker().clone());
+            }
+            self.waiting.store(true, Ordering::Release);
+        }
+        // Room made between the check and the registration is seen here.
+        if self.has_room() || closed() {
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
 }
 
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -117,6 +246,7 @@ impl Peer {
                 info: RwLock::new(None),
                 closed: AtomicBool::new(false),
                 id: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                flow: Flow::new(),
             }),
         }
     }
@@ -208,18 +338,6 @@ impl Peer {
         self.notify(method, Some(params))
     }
 
-    pub(crate) fn notify_related(
-        &self,
-        method: impl Into<Cow<'static, str>>,
-        params: Option<Box<RawValue>>,
-        related: Option<RequestId>,
-    ) -> Result<(), Error> {
-        self.send(Command::Notify {
-            method: method.into(),
-            params,
-            related,
-        })
-    }
 
     /// Announces `change` to the connection's `subscriptions/listen` streams that want it.
     pub(crate) fn publish(&self, change: mcp_proto::session::Change) -> Result<(), Error> {
@@ -231,10 +349,76 @@ impl Peer {
         let _ = self.tx.unbounded_send(Command::Close);
     }
 
+    /// Sends `cmd`; a message (request, notification, progress) is refused while the output
+    /// budget is full (counted in [`dropped_messages`](Self::dropped_messages)).
     pub(crate) fn send(&self, cmd: Command) -> Result<(), Error> {
-        self.tx
-            .unbounded_send(cmd)
-            .map_err(|_| Error::new(ErrorKind::TransportClosed, "the connection is closed"))
+        let flow = &self.shared.flow;
+        if cmd.cost() > 0 && !flow.has_room() && !self.is_closed() {
+            flow.dropped.fetch_add(1, Ordering::Relaxed);
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "the peer is not reading: {} bytes of output wait (output budget {})",
+                    flow.queued.load(Ordering::Relaxed) + flow.backlog.load(Ordering::Relaxed),
+                    flow.limit.load(Ordering::Relaxed)
+                ),
+            ));
+        }
+        self.send_now(cmd)
+    }
+
+    /// Sends `cmd` whatever the budget says (the caller waited for room).
+    pub(crate) fn send_now(&self, cmd: Command) -> Result<(), Error> {
+        let cost = cmd.cost();
+        let flow = &self.shared.flow;
+        flow.queued.fetch_add(cost, Ordering::AcqRel);
+        self.tx.unbounded_send(cmd).map_err(|_| {
+            flow.queued.fetch_sub(cost, Ordering::AcqRel);
+            Error::new(ErrorKind::TransportClosed, "the connection is closed")
+        })
+    }
+
+    /// Waits for room in the output budget, then sends `cmd`.
+    pub(crate) async fn send_paced(&self, cmd: Command) -> Result<(), Error> {
+        self.writable().await;
+        self.send_now(cmd)
+    }
+
+    /// Completes when the connection has room for more output: what this side sent and the
+    /// peer has not read yet is below the output budget
+    /// ([`set_output_budget`](Self::set_output_budget), [`DEFAULT_OUTPUT_BUDGET`] by
+    /// default). Also completes when the connection is closed.
+    ///
+    /// The sending methods that are `async` (a handler's progress, log messages and streamed
+    /// content, requests) wait for this themselves; the synchronous
+    /// [`notify`](Self::notify) refuses instead (`LimitExceeded`) while there is no room.
+    ///
+    /// ```no_run
+    /// # async fn f(peer: mcp_service::Peer) -> Result<(), mcp_service::Error> {
+    /// for i in 0..1_000_000 {
+    ///     peer.writable().await; // a peer that stops reading pauses this loop
+    ///     peer.notify_with("notifications/tick", &serde_json::json!({ "i": i }))?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn writable(&self) -> Writable<'_> {
+        Writable { peer: self }
+    }
+
+    /// Sets the output budget of this connection in bytes (see [`writable`](Self::writable)).
+    pub fn set_output_budget(&self, bytes: usize) {
+        self.shared.flow.limit.store(bytes.max(1), Ordering::Relaxed);
+        self.shared.flow.wake_if_room();
+    }
+
+    /// The output budget of this connection in bytes.
+    pub fn output_budget(&self) -> usize {
+        self.shared.flow.limit.load(Ordering::Relaxed)
+    }
+
+    /// Messages refused because the output budget was full (see [`writable`](Self::writable)).
+    pub fn dropped_messages(&self) -> u64 {
+        self.shared.flow.dropped.load(Ordering::Relaxed)
     }
 
     fn next_key(&self) -> u64 {
@@ -377,9 +561,17 @@ impl Future for ResponseFuture {
                             return Poll::Ready(Err(e));
                         }
                     };
+                    let peer = &req.peer;
+                    if peer.shared.flow.poll_room(cx, || peer.is_closed()).is_pending() {
+                        self.state = State::Start(Some(Request {
+                            params: Ok(params),
+                            ..req
+                        }));
+                        return Poll::Pending;
+                    }
                     let (tx, rx) = oneshot::channel();
                     let key = req.peer.next_key();
-                    let sent = req.peer.send(Command::Request {
+                    let sent = req.peer.send_now(Command::Request {
                         key,
                         method: req.method,
                         params,

@@ -118,6 +118,37 @@ pub fn schema_of(value: Value) -> JsonObject {
 
 // ---------------------------------------------------------------------------------- contexts
 
+/// How many bytes of streamed content ([`ToolContext::stream`]) a call keeps for its final
+/// result by default.
+pub const DEFAULT_STREAM_RETENTION: usize = 8 * 1024 * 1024;
+
+/// What a call streamed: the items kept for its result and what was left out.
+#[derive(Default)]
+struct Streamed {
+    count: u64,
+    kept: Vec<Content>,
+    bytes: usize,
+    left_out: u64,
+    left_out_bytes: usize,
+}
+
+impl Streamed {
+    /// The content of the final result: the kept items, a note of what was left out, then
+    /// `rest`.
+    fn into_content(self, rest: Vec<Content>, bound: usize) -> Vec<Content> {
+        let mut content = self.kept;
+        if self.left_out > 0 {
+            content.push(Content::text(format!(
+                "[{} more streamed items ({} bytes) are not repeated here: the server keeps at \
+                 most {bound} bytes of streamed content for the result]",
+                self.left_out, self.left_out_bytes
+            )));
+        }
+        content.extend(rest);
+        content
+    }
+}
+
 /// What a server handler gets: the request context plus server-side helpers.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -125,7 +156,7 @@ pub struct ToolContext {
     server: Arc<Inner>,
     conn: Arc<ConnState>,
     /// Items streamed so far (their count numbers the next one).
-    streamed: Arc<Mutex<Vec<Content>>>,
+    streamed: Arc<Mutex<Streamed>>,
     /// A stateless-era request that may answer `input_required`: its answers and asks.
     rounds: Option<Arc<Rounds>>,
     /// A call that may become a task (tasks extension).
@@ -187,42 +218,80 @@ impl ToolContext {
         self.request.cancelled()
     }
 
-    /// Reports progress (only sent when the client asked for it).
-    pub fn progress(
+    /// Reports progress (only sent when the client asked for it). Waits while the
+    /// connection's output budget is full ([`Peer::writable`]): a client that does not read
+    /// pauses the handler instead of making the server buffer without bound.
+    ///
+    /// # Errors
+    /// `TransportClosed` when the connection has ended.
+    pub async fn progress(
         &self,
         progress: f64,
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), Error> {
-        self.request.progress(progress, total, message)
+        self.request.progress(progress, total, message).await
     }
 
     /// Streams one content item to the caller now; it is also part of the final result.
     /// Clients of this crate see it at once through `call_tool_stream`; other clients see an
-    /// ordinary progress notification and the complete result at the end.
-    pub fn stream(&self, item: Content) -> Result<(), Error> {
+    /// ordinary progress notification and the complete result at the end. Waits while the
+    /// output budget is full, like [`progress`](Self::progress).
+    ///
+    /// The final result repeats the streamed items up to
+    /// [`ServerBuilder::stream_retention`] bytes of them (default
+    /// [`DEFAULT_STREAM_RETENTION`]); items past that are streamed but not kept, and the result
+    /// says, in a text item after the kept ones, how many were left out.
+    ///
+    /// ```no_run
+    /// # use mcp_service::server::ToolContext;
+    /// # use mcp_proto::schema::Content;
+    /// # async fn tool(cx: ToolContext) -> Result<(), mcp_service::Error> {
+    /// for i in 0..10 {
+    ///     cx.stream(Content::text(format!("part {i}"))).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// An item that does not serialise; `TransportClosed` when the connection has ended.
+    pub async fn stream(&self, item: Content) -> Result<(), Error> {
+        let json = serde_json::to_string(&item).map_err(|e| Error::internal(e.to_string()))?;
+        let streaming = self.request.progress_token().is_some();
+        if streaming {
+            self.peer().writable().await;
+        }
         // Held while the notification is queued: concurrent streams number and send in order.
         let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
-        let seq = streamed.len() + 1;
-        if self.request.progress_token().is_some() {
-            let mut meta = Map::new();
-            meta.insert(
-                PARTIAL_CONTENT_META.into(),
-                serde_json::to_value(vec![&item]).unwrap_or(Value::Null),
-            );
-            let meta = crate::raw::to_raw(&meta)?;
-            self.request.progress_with_meta(
-                seq as f64,
-                Some(&format!("partial result {seq}")),
-                meta,
-            )?;
+        streamed.count += 1;
+        let seq = streamed.count;
+        if streaming {
+            let meta = format!("{{\"{PARTIAL_CONTENT_META}\":[{json}]}}");
+            let meta = RawValue::from_string(meta).map_err(|e| Error::internal(e.to_string()))?;
+            self.request.peer().send_now(crate::peer::Command::Progress {
+                id: self.request.id().clone(),
+                progress: seq as f64,
+                total: None,
+                message: Some(format!("partial result {seq}")),
+                meta: Some(meta),
+            })?;
         }
-        streamed.push(item);
+        if streamed.bytes + json.len() <= self.server.stream_retention {
+            streamed.bytes += json.len();
+            streamed.kept.push(item);
+        } else {
+            streamed.left_out += 1;
+            streamed.left_out_bytes += json.len();
+        }
         Ok(())
     }
 
-    /// Sends a log message (`notifications/message`) if the client's level admits it.
-    pub fn log(
+    /// Sends a log message (`notifications/message`) if the client's level admits it. Waits
+    /// while the output budget is full, like [`progress`](Self::progress).
+    ///
+    /// # Errors
+    /// `data` that does not serialise; `TransportClosed` when the connection has ended.
+    pub async fn log(
         &self,
         level: LoggingLevel,
         logger: Option<&str>,
@@ -242,7 +311,7 @@ impl ToolContext {
             data: serde_json::to_value(data).map_err(|e| Error::internal(e.to_string()))?,
             meta: None,
         };
-        self.request.notify("notifications/message", &params)
+        self.request.notify("notifications/message", &params).await
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
@@ -703,6 +772,10 @@ struct Inner {
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
+    /// Bytes of streamed content a call keeps for its result.
+    stream_retention: usize,
+    /// Each connection's output budget ([`Peer::set_output_budget`]).
+    output_budget: usize,
     cache: (u64, CacheScope),
     /// Cache hints of one list method or resource URI, over `cache`.
     cache_for: HashMap<String, (u64, CacheScope)>,
@@ -737,6 +810,8 @@ pub struct ServerBuilder {
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
     page_size: usize,
+    stream_retention: usize,
+    output_budget: usize,
     cache: (u64, CacheScope),
     cache_for: HashMap<String, (u64, CacheScope)>,
     state_keys: Option<RequestStateKeys>,
@@ -854,6 +929,25 @@ impl ServerBuilder {
     /// Sets the page size of list results (default 100).
     pub fn page_size(mut self, n: usize) -> Self {
         self.page_size = n.max(1);
+        self
+    }
+
+    /// Sets how many bytes of streamed content ([`ToolContext::stream`]) one call keeps for
+    /// its final result (default [`DEFAULT_STREAM_RETENTION`], 8 MiB); past it, items are
+    /// streamed but not repeated in the result, which says how many were left out.
+    pub fn stream_retention(mut self, bytes: usize) -> Self {
+        self.stream_retention = bytes;
+        self
+    }
+
+    /// Sets each connection's (and each HTTP session's) output budget in bytes (default
+    /// [`DEFAULT_OUTPUT_BUDGET`](crate::DEFAULT_OUTPUT_BUDGET), 4 MiB): while this much
+    /// output waits for a client that does not read, the connection reads no more requests
+    /// and handlers sending progress, log messages, streamed content or requests wait (see
+    /// [`Peer::writable`]). Answers of requests already running still go out; a
+    /// single message larger than the budget is sent whole.
+    pub fn max_unsent_bytes(mut self, bytes: usize) -> Self {
+        self.output_budget = bytes.max(1);
         self
     }
 
@@ -1138,6 +1232,8 @@ impl ServerBuilder {
                 custom: self.custom,
                 authorizer: self.authorizer,
                 page_size: self.page_size,
+                stream_retention: self.stream_retention,
+                output_budget: self.output_budget,
                 cache: self.cache,
                 cache_for: self.cache_for,
                 state_keys: Arc::new(state_keys),
@@ -1181,6 +1277,8 @@ impl Server {
             custom: HashMap::new(),
             authorizer: None,
             page_size: 100,
+            stream_retention: DEFAULT_STREAM_RETENTION,
+            output_budget: crate::peer::DEFAULT_OUTPUT_BUDGET,
             cache: (0, CacheScope::Private),
             cache_for: HashMap::new(),
             state_keys: None,
@@ -1229,6 +1327,7 @@ impl Server {
             Arc::new(service),
             self.inner.telemetry.clone(),
         );
+        peer.set_output_budget(self.inner.output_budget);
         let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());
         let _registered = Registered::new(&self.inner, peer.connection_id(), state);
@@ -1273,6 +1372,7 @@ impl Server {
         peer: &Peer,
     ) -> (Arc<dyn crate::Service>, Box<dyn FnOnce() + Send>) {
         let (service, state_slot) = ServerService::new(self.inner.clone());
+        peer.set_output_budget(self.inner.output_budget);
         let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());
         let registered = Registered::new(&self.inner, peer.connection_id(), state);
@@ -1637,7 +1737,7 @@ impl Service for ServerService {
             request: cx,
             server: inner.clone(),
             conn: conn.clone(),
-            streamed: Arc::new(Mutex::new(Vec::new())),
+            streamed: Arc::new(Mutex::new(Streamed::default())),
             rounds: None,
             task: None,
         };
@@ -1723,11 +1823,11 @@ impl Service for ServerService {
                     let streamed = std::mem::take(
                         &mut *hcx.streamed.lock().unwrap_or_else(|e| e.into_inner()),
                     );
-                    let result = if streamed.is_empty() {
+                    let result = if streamed.count == 0 {
                         result
                     } else {
-                        let mut content = streamed;
-                        content.extend(result.content);
+                        let content =
+                            streamed.into_content(result.content, hcx.server.stream_retention);
                         CallToolResult { content, ..result }
                     };
                     to_raw(&result)

@@ -81,7 +81,11 @@ impl RequestContext {
     }
 
     /// Reports progress (sent only if the peer asked for it; values must strictly increase).
-    pub fn progress(
+    /// Waits while the connection's output budget is full ([`Peer::writable`]).
+    ///
+    /// # Errors
+    /// `TransportClosed` when the connection has ended.
+    pub async fn progress(
         &self,
         progress: f64,
         total: Option<f64>,
@@ -90,17 +94,22 @@ impl RequestContext {
         if self.progress_token.is_none() {
             return Ok(());
         }
-        self.peer.send(Command::Progress {
+        let cmd = Command::Progress {
             id: self.id.clone(),
             progress,
             total,
             message: message.map(String::from),
             meta: None,
-        })
+        };
+        self.peer.send_paced(cmd).await
     }
 
-    /// Reports progress carrying extra `_meta` (used for streamed tool content).
-    pub fn progress_with_meta(
+    /// Reports progress carrying extra `_meta` (used for streamed tool content). Waits while
+    /// the output budget is full, like [`progress`](Self::progress).
+    ///
+    /// # Errors
+    /// `TransportClosed` when the connection has ended.
+    pub async fn progress_with_meta(
         &self,
         progress: f64,
         message: Option<&str>,
@@ -109,25 +118,33 @@ impl RequestContext {
         if self.progress_token.is_none() {
             return Ok(());
         }
-        self.peer.send(Command::Progress {
+        let cmd = Command::Progress {
             id: self.id.clone(),
             progress,
             total: None,
             message: message.map(String::from),
             meta: Some(meta),
-        })
+        };
+        self.peer.send_paced(cmd).await
     }
 
     /// Sends a notification tied to this request (it travels on this request's stream over
-    /// HTTP).
-    pub fn notify<P: Serialize + ?Sized>(
+    /// HTTP). Waits while the output budget is full ([`Peer::writable`]).
+    ///
+    /// # Errors
+    /// `params` that do not serialise; `TransportClosed` when the connection has ended.
+    pub async fn notify<P: Serialize + ?Sized>(
         &self,
         method: &'static str,
         params: &P,
     ) -> Result<(), Error> {
         let params = crate::raw::to_raw(params)?;
-        self.peer
-            .notify_related(method, Some(params), Some(self.id.clone()))
+        let cmd = Command::Notify {
+            method: method.into(),
+            params: Some(params),
+            related: Some(self.id.clone()),
+        };
+        self.peer.send_paced(cmd).await
     }
 
     /// Sends a request to the peer on behalf of this request (sampling, elicitation, roots).

@@ -29,7 +29,7 @@ fn notifications_the_application_never_reads_stay_bounded() {
             Tool::new("shout", schema_of(json!({"type": "object"}))),
             |_: Value, cx: ToolContext| async move {
                 for i in 0..FLOOD {
-                    cx.log(LoggingLevel::Info, None, i)?;
+                    cx.log(LoggingLevel::Info, None, i).await?;
                 }
                 Ok(CallToolResult::text("done"))
             },

@@ -19,8 +19,8 @@ fn server() -> Server {
         .tool(
             Tool::new("chatty", schema_of(json!({"type": "object"}))),
             |_: Value, cx: ToolContext| async move {
-                cx.log(LoggingLevel::Debug, None, "debug")?;
-                cx.log(LoggingLevel::Warning, None, "warning")?;
+                cx.log(LoggingLevel::Debug, None, "debug").await?;
+                cx.log(LoggingLevel::Warning, None, "warning").await?;
                 Ok(CallToolResult::text(format!(
                     "served at {}",
                     cx.protocol_version().map(|v| v.as_str()).unwrap_or("?")

@@ -61,14 +61,14 @@ fn server() -> Server {
             |a: SlowArgs, cx: ToolContext| async move {
                 for i in 1..=a.steps {
                     tokio::time::sleep(std::time::Duration::from_millis(a.delay_ms)).await;
-                    cx.progress(f64::from(i), Some(f64::from(a.steps)), Some("working"))?;
+                    cx.progress(f64::from(i), Some(f64::from(a.steps)), Some("working")).await?;
                 }
                 Ok(CallToolResult::text("slow done"))
             },
         )
         .tool(Tool::new("stream", obj(json!({"type":"object"}))), |_: serde_json::Value, cx: ToolContext| async move {
             for i in 0..3 {
-                cx.stream(Content::text(format!("part {i}")))?;
+                cx.stream(Content::text(format!("part {i}"))).await?;
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
             Ok(CallToolResult::text("end"))
@@ -97,8 +97,8 @@ fn server() -> Server {
             Ok(CallToolResult::text(r.roots.iter().map(|r| r.uri.clone()).collect::<Vec<_>>().join(",")))
         })
         .tool(Tool::new("log", obj(json!({"type":"object"}))), |_: serde_json::Value, cx: ToolContext| async move {
-            cx.log(LoggingLevel::Debug, Some("t"), "debug line")?;
-            cx.log(LoggingLevel::Error, Some("t"), "error line")?;
+            cx.log(LoggingLevel::Debug, Some("t"), "debug line").await?;
+            cx.log(LoggingLevel::Error, Some("t"), "error line").await?;
             Ok(CallToolResult::text("logged"))
         })
         .resource(

@@ -173,7 +173,7 @@ fn server() -> Server {
             |args: Value, cx: ToolContext| async move {
                 let n = args["n"].as_u64().unwrap_or(3);
                 for i in 1..=n {
-                    cx.progress(i as f64, Some(n as f64), None)?;
+                    cx.progress(i as f64, Some(n as f64), None).await?;
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 Ok(CallToolResult::text(format!("counted to {n}")))

@@ -49,11 +49,11 @@ fn server(release: std::sync::Arc<Notify>, telemetry: Telemetry) -> Server {
             move |_args: Value, cx: ToolContext| {
                 let release = release.clone();
                 async move {
-                    cx.progress(1.0, Some(4.0), None)?;
-                    cx.progress(2.0, Some(4.0), None)?;
+                    cx.progress(1.0, Some(4.0), None).await?;
+                    cx.progress(2.0, Some(4.0), None).await?;
                     release.notified().await;
-                    cx.progress(3.0, Some(4.0), None)?;
-                    cx.progress(4.0, Some(4.0), None)?;
+                    cx.progress(3.0, Some(4.0), None).await?;
+                    cx.progress(4.0, Some(4.0), None).await?;
                     Ok("staged done".to_owned())
                 }
             },

@@ -183,6 +183,7 @@ impl Dispatcher {
     /// Carries out one command of the application (a `Peer` call).
     pub(crate) fn apply(&mut self, core: &mut impl Core, cmd: Command, now: Instant) {
         let connection = self.peer.connection_id();
+        self.peer.shared.flow.taken(cmd.cost());
         match cmd {
             Command::Request {
                 key,
@@ -418,6 +419,7 @@ impl Dispatcher {
         let connection = self.peer.connection_id();
         tracing::debug!(target: "mcp", connection, error = ?error, "connection closed");
         self.peer.shared.closed.store(true, Ordering::Release);
+        self.peer.shared.flow.wake_all();
         if let Some(tx) = self.ready.take() {
             let e = error.clone().unwrap_or_else(|| {
                 Error::new(
@@ -465,6 +467,7 @@ impl Dispatcher {
         }
         self.finished = true;
         self.peer.shared.closed.store(true, Ordering::Release);
+        self.peer.shared.flow.wake_all();
         for (_, st) in self.inbound.drain() {
             st.cancel.cancel();
         }
@@ -485,6 +488,7 @@ impl Drop for Dispatcher {
     /// dropped) stops its handlers: no task keeps running for a session nobody drives.
     fn drop(&mut self) {
         self.peer.shared.closed.store(true, Ordering::Release);
+        self.peer.shared.flow.wake_all();
         for (_, st) in self.inbound.drain() {
             st.cancel.cancel();
         }
