@@ -891,6 +891,34 @@ fn batches_only_in_2025_03_26() {
     assert_eq!(out[0]["id"], serde_json::Value::Null);
 }
 
+/// Two requests with one id in a batch: the batch is refused with one -32600 naming the id
+/// (as the HTTP endpoint refuses such a POST), none of its requests reaches the application.
+#[test]
+fn duplicate_ids_in_a_batch_refuse_the_batch() {
+    let (mut s, _) = ready_server("2025-03-26");
+    let now = mcp_proto::Instant::ZERO;
+    s.handle_bytes(
+        now,
+        b"[{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/list\"},{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}]\n",
+    );
+    let out = collect(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], 7, "{out:?}");
+    assert_eq!(out[0]["error"]["code"], -32600, "{out:?}");
+    let requests = std::iter::from_fn(|| s.poll_event())
+        .filter(|e| matches!(e, Event::Request(_)))
+        .count();
+    assert_eq!(requests, 0);
+    assert_eq!(s.inbound_in_flight(), 0);
+    // Distinct ids in one batch are all served.
+    s.handle_bytes(
+        now,
+        b"[{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"method\":\"ping\"}]\n",
+    );
+    let out = collect(&mut s);
+    assert_eq!(out[0].as_array().map(Vec::len), Some(2), "{out:?}");
+}
+
 trait AddClose {
     fn add_close(self) -> String;
 }

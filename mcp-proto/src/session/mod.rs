@@ -285,6 +285,19 @@ impl Session {
             self.events.push_back(Event::InvalidMessage(e));
             return;
         }
+        // Two requests with one id cannot both be answered (the answers would be
+        // indistinguishable): the batch is refused as a whole, with the id named, as the HTTP
+        // endpoint refuses such a POST. One pass over an ordered set: n log n for n ids.
+        let ids = items.iter().filter_map(|item| match item {
+            Ok(Envelope::Request { id, .. }) => Some(id),
+            _ => None,
+        });
+        if let Some(id) = crate::id::first_repeated(ids) {
+            let e = Error::invalid_request(alloc::format!("duplicate request id {id} in batch"));
+            self.queue_error(None, Some(id.clone()), &e);
+            self.events.push_back(Event::InvalidMessage(e));
+            return;
+        }
         let b = self.next_batch;
         self.next_batch = self.next_batch.wrapping_add(1);
         self.batches.insert(b, Batch::default());
