@@ -424,6 +424,54 @@ mod tests {
         }
     }
 
+    /// A legacy SSE POST that reaches the engine together with (just after) the drop of its
+    /// session's stream is refused with 404, not accepted with 202 into a stream nobody
+    /// reads: the engine learns of dropped streams before it takes the next request.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_legacy_post_after_its_stream_dropped_is_refused() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone())
+            .legacy_sse(Some(mcp_proto::http::LegacySse::default()));
+        let service = HyperService::spawn(&rt, &server, config);
+        let get = Request::get("/sse")
+            .header("host", "127.0.0.1")
+            .header("accept", "text/event-stream")
+            .body(http_body_util::Empty::<Bytes>::new().map_err(|never| match never {}))
+            .unwrap();
+        let mut sse = respond(service.handle(), get).await.into_body();
+        async fn next(body: &mut ReplyBody) -> String {
+            let frame = body.frame().await.unwrap().unwrap();
+            String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
+        }
+        let endpoint = next(&mut sse).await;
+        let url = endpoint
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap()
+            .to_owned();
+        let to = |body: &'static [u8]| {
+            Request::post(url.as_str())
+                .header("host", "127.0.0.1")
+                .header("content-type", "application/json")
+                .body(chunked(vec![Ok(body)]))
+                .unwrap()
+        };
+        let resp = respond(service.handle(), to(INIT)).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert!(next(&mut sse).await.contains("protocolVersion"));
+        // The client goes away, and its next POST is on its way at the same moment.
+        drop(sse);
+        let resp = respond(
+            service.handle(),
+            to(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#),
+        )
+        .await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    }
+
     #[tokio::test]
     async fn respond_without_an_engine_is_unavailable() {
         let rt = Tokio {
