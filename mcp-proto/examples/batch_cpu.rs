@@ -1,5 +1,6 @@
 //! Measures the CPU a session-less batch POST of N requests costs, and the same batch with a
-//! duplicate id in a ready byte-stream session (run with `--release`).
+//! duplicate id in a ready byte-stream session (run with `--release`); then the bytes kept for
+//! resumption by 100 sessions that each sent four 1 MiB messages, with and without the totals.
 use mcp_proto::Instant;
 use mcp_proto::http::{Endpoint, EndpointConfig};
 use mcp_proto::session::Config;
@@ -57,4 +58,73 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
     }
+    for totals in [false, true] {
+        let caps = serde_json::value::RawValue::from_string(r#"{"logging":{}}"#.into()).unwrap();
+        let mut config = EndpointConfig::new(Config::new("s", "1").capabilities(caps));
+        if !totals {
+            config = config
+                .max_stored_bytes_total(usize::MAX)
+                .max_stored_events_total(usize::MAX);
+        }
+        let mut ep = Endpoint::new(config);
+        let big = "x".repeat(1 << 20);
+        let params = serde_json::value::RawValue::from_string(format!(
+            r#"{{"level":"info","data":"{big}"}}"#
+        ))
+        .unwrap();
+        for n in 0..100u128 {
+            let sid = open(&mut ep, n + 1);
+            for _ in 0..4 {
+                ep.with_session(Instant::ZERO, sid, |s| {
+                    s.notify("notifications/message", Some(params.clone()))
+                })
+                .unwrap()
+                .unwrap();
+            }
+        }
+        let st = ep.stats();
+        println!(
+            "retention, totals {}: {} sessions keep {} events, {} bytes",
+            if totals {
+                "on (default)"
+            } else {
+                "off (as before)"
+            },
+            st.sessions,
+            st.stored_events,
+            st.stored_bytes
+        );
+    }
+}
+
+/// Opens a session (initialize, initialized, a standalone stream that the client left).
+fn open(ep: &mut Endpoint, random: u128) -> mcp_proto::http::SessionId {
+    let req = |sid: Option<&str>| {
+        let mut b = http::Request::post("/mcp")
+            .header("host", "localhost")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(sid) = sid {
+            b = b.header("mcp-session-id", sid);
+        }
+        b.body(()).unwrap().into_parts().0
+    };
+    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let r = ep.handle_request(Instant::ZERO, &req(None), init, Some(random));
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    ep.handle_request(Instant::ZERO, &req(Some(&sid)), initialized, None);
+    let get = http::Request::get("/mcp")
+        .header("host", "localhost")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &sid)
+        .body(())
+        .unwrap()
+        .into_parts()
+        .0;
+    let r = ep.handle_request(Instant::ZERO, &get, b"", None);
+    if let mcp_proto::http::Body::Stream(s) = r.body() {
+        ep.stream_closed(Instant::ZERO, *s);
+    }
+    mcp_proto::http::SessionId::parse(&sid).unwrap()
 }

@@ -121,7 +121,9 @@ pub struct EndpointConfig {
     /// Stateless mode: no session ids; each POST is served by a fresh session pre-initialized
     /// for the request's `MCP-Protocol-Version` and ended with the POST; GET and DELETE → 405.
     pub stateless: bool,
-    /// Whether GET opens a standalone SSE stream (otherwise 405).
+    /// Whether GET opens a standalone SSE stream (otherwise 405). A session has at most one
+    /// open at a time: another GET gets 409 until it closes (a GET with `Last-Event-ID` takes
+    /// over the stream it names instead of adding one).
     pub standalone_stream: bool,
     /// Whether DELETE ends a session (otherwise 405).
     pub allow_delete: bool,
