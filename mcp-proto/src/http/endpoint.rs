@@ -185,6 +185,8 @@ struct Entry {
     store_key: Option<u64>,
     /// The client's address, when the driver named it.
     peer: Option<IpAddr>,
+    /// Its key (its expiry) in [`Endpoint::idle`] while it may be evicted.
+    idle_key: Option<Instant>,
     streams: BTreeMap<u64, Logical>,
     next_logical: u64,
     standalone: Option<u64>,
@@ -211,6 +213,7 @@ impl Entry {
             stored: VecDeque::new(),
             store_key: None,
             peer: None,
+            idle_key: None,
             streams: BTreeMap::new(),
             next_logical: 1,
             standalone: None,
@@ -302,6 +305,10 @@ pub struct Endpoint {
     listening: usize,
     /// Stateful sessions per peer address (those whose driver named it).
     peers: BTreeMap<IpAddr, usize>,
+    /// The sessions that may be evicted, by expiry (the first is the one to evict), and the
+    /// same per peer address: finding the victim costs `log n`, whatever the table holds.
+    idle: BTreeSet<(Instant, SessionId)>,
+    idle_by_peer: BTreeMap<IpAddr, BTreeSet<(Instant, SessionId)>>,
     /// Sessions with stored events, by the order of their oldest one: the first holds the
     /// oldest event of the endpoint.
     store_order: BTreeSet<(u64, SessionId)>,
@@ -339,6 +346,8 @@ impl Endpoint {
             scratch: Vec::new(),
             listening: 0,
             peers: BTreeMap::new(),
+            idle: BTreeSet::new(),
+            idle_by_peer: BTreeMap::new(),
             store_order: BTreeSet::new(),
             next_stored: 0,
             stored_events: 0,
@@ -492,19 +501,19 @@ impl Endpoint {
     }
 
     /// Ends the idle session nearest its expiry (of `peer` only, when given) to make room:
-    /// the timer table is ordered by expiry, which for an idle session is its last activity
-    /// plus its idle (or, handshake unfinished, handshake) timeout. `false` when no session
-    /// is evictable.
+    /// an idle session's expiry is its last activity plus its idle (or, handshake
+    /// unfinished, handshake) timeout. `false` when no session is evictable.
     fn evict_one(&mut self, now: Instant, peer: Option<IpAddr>) -> bool {
-        let victim = self.timers.iter().map(|(_, sid)| *sid).find(|sid| {
-            self.sessions
-                .get(sid)
-                .is_some_and(|e| e.evictable() && peer.is_none_or(|p| e.peer == Some(p)))
-        });
-        let Some(sid) = victim else {
+        let first = match peer {
+            None => self.idle.first(),
+            Some(p) => self.idle_by_peer.get(&p).and_then(BTreeSet::first),
+        };
+        let Some(&(key, sid)) = first else {
             return false;
         };
         let Some(mut entry) = self.sessions.remove(&sid) else {
+            // Never expected (the tables follow the sessions): drop the stale key.
+            self.forget_idle(sid, key);
             return false;
         };
         entry.ending = Ending::Evicted;
@@ -1319,7 +1328,47 @@ impl Endpoint {
             }
             entry.timer = deadline;
         }
+        let idle = if entry.evictable() {
+            self.expiry(&entry)
+        } else {
+            None
+        };
+        if entry.idle_key != idle {
+            self.move_idle(sid, &mut entry, idle);
+        }
         self.sessions.insert(sid, entry);
+    }
+
+    /// Files `entry` (session `sid`) under `key` in the tables of evictable sessions (none:
+    /// not evictable).
+    fn move_idle(&mut self, sid: SessionId, entry: &mut Entry, key: Option<Instant>) {
+        if let Some(old) = entry.idle_key.take() {
+            self.idle.remove(&(old, sid));
+            if let Some(p) = entry.peer
+                && let Some(set) = self.idle_by_peer.get_mut(&p)
+            {
+                set.remove(&(old, sid));
+                if set.is_empty() {
+                    self.idle_by_peer.remove(&p);
+                }
+            }
+        }
+        if let Some(k) = key {
+            self.idle.insert((k, sid));
+            if let Some(p) = entry.peer {
+                self.idle_by_peer.entry(p).or_default().insert((k, sid));
+            }
+        }
+        entry.idle_key = key;
+    }
+
+    /// Drops a stale `(key, sid)` from the tables of evictable sessions.
+    fn forget_idle(&mut self, sid: SessionId, key: Instant) {
+        self.idle.remove(&(key, sid));
+        self.idle_by_peer.retain(|_, set| {
+            set.remove(&(key, sid));
+            !set.is_empty()
+        });
     }
 
     /// Picks the stream of one outgoing message and delivers it.
@@ -1592,6 +1641,7 @@ impl Endpoint {
         if let Some(k) = entry.store_key.take() {
             self.store_order.remove(&(k, sid));
         }
+        self.move_idle(sid, &mut entry, None);
         if let Some(store) = &entry.store {
             self.stored_events = self.stored_events.saturating_sub(store.len());
             self.stored_bytes = self.stored_bytes.saturating_sub(store.bytes());
