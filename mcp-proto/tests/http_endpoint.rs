@@ -1362,6 +1362,12 @@ fn at_the_session_cap_idle_sessions_are_evicted_not_new_ones_refused() {
     assert_eq!(h.post(Some(&busy), &tools_list(4)).status(), 200);
     assert_eq!(h.post(Some(&streaming), &tools_list(5)).status(), 200);
 
+    // An `initialize` that is refused anyway evicts nobody.
+    let st = h.ep.stats();
+    let bad = init_body("not-a-version").replace("\"capabilities\"", "\"x\"");
+    assert_eq!(h.post(None, &bad).status(), 400);
+    assert_eq!(h.ep.stats().sessions_evicted, st.sessions_evicted);
+
     // Among established idle sessions, the least recently used goes first.
     let mut h = H::new(config().max_sessions(3));
     let a = h.open();

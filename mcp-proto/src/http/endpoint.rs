@@ -700,11 +700,6 @@ impl Endpoint {
         c: &Classified,
         random: Option<u128>,
     ) -> Response<Body> {
-        let peer = peer_of(parts);
-        let sid = match self.fresh_session_id(now, random, peer) {
-            Ok(sid) => sid,
-            Err(refused) => return refused.reply(),
-        };
         let mut session = Session::server(self.config.session.clone());
         if self.config.response_mode == ResponseMode::JsonOnly {
             session.requests_refused = Some(REQUESTS_NEED_SSE);
@@ -716,6 +711,12 @@ impl Endpoint {
             while session.poll_transmit(&mut out).is_some() {}
             return json_reply(StatusCode::BAD_REQUEST, Body::Full(out));
         }
+        // Only an acceptable `initialize` makes room (evicts an idle session) for itself.
+        let peer = peer_of(parts);
+        let sid = match self.fresh_session_id(now, random, peer) {
+            Ok(sid) => sid,
+            Err(refused) => return refused.reply(),
+        };
         let store = self.config.event_store.as_ref().map(|f| f());
         let mut entry = Entry::new(session, store, false, now);
         self.set_peer(&mut entry, peer);
