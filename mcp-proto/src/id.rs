@@ -139,6 +139,17 @@ impl<'de> Deserialize<'de> for RequestId {
 /// A progress token (`params._meta.progressToken`): a string or an integer.
 pub type ProgressToken = RequestId;
 
+/// The first id of `ids` that repeats an earlier one (the second occurrence), found with an
+/// ordered set: `O(n log n)` comparisons for `n` ids, never the `O(n²)` of comparing each id
+/// with every earlier one. Every check of a batch for duplicate ids (the HTTP endpoint's and
+/// the session's) goes through here.
+pub(crate) fn first_repeated<'a, T: Ord + 'a>(
+    ids: impl IntoIterator<Item = &'a T>,
+) -> Option<&'a T> {
+    let mut seen = alloc::collections::BTreeSet::new();
+    ids.into_iter().find(|id| !seen.insert(*id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +170,69 @@ mod tests {
         let mut out = Vec::new();
         RequestId::from("a\"b\n").write_json(&mut out);
         assert_eq!(out, br#""a\"b\n""#);
+    }
+
+    /// An id whose comparisons (equality and order) are counted.
+    struct Counted<'c>(u64, &'c core::cell::Cell<u64>);
+    impl PartialEq for Counted<'_> {
+        fn eq(&self, other: &Self) -> bool {
+            self.1.set(self.1.get() + 1);
+            self.0 == other.0
+        }
+    }
+    impl Eq for Counted<'_> {}
+    impl PartialOrd for Counted<'_> {
+        fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for Counted<'_> {
+        fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+            self.1.set(self.1.get() + 1);
+            self.0.cmp(&other.0)
+        }
+    }
+
+    fn comparisons(n: u64) -> u64 {
+        let count = core::cell::Cell::new(0);
+        // Distinct ids in a scrambled order (1 000 003 is prime), then one repeat of the
+        // first at the very end.
+        let mut ids: Vec<Counted<'_>> = (0..n)
+            .map(|i| Counted(i * 7919 % 1_000_003, &count))
+            .collect();
+        ids.push(Counted(0, &count));
+        let dup = first_repeated(&ids).map(|c| c.0);
+        assert_eq!(dup, Some(0));
+        count.get()
+    }
+
+    /// The work of the duplicate-id check per id stays bounded: doubling the batch at most
+    /// about doubles the comparisons (`n log n`: ×2.1 here; comparing each id with every
+    /// earlier one would be ×4). No clock involved.
+    #[test]
+    fn duplicate_search_is_quasi_linear() {
+        let small = comparisons(20_000);
+        let large = comparisons(40_000);
+        assert!(
+            large * 10 <= small * 25,
+            "doubling the ids multiplied comparisons by {:.2}",
+            large as f64 / small as f64
+        );
+        assert!(small <= 20_000 * 40, "{small} comparisons for 20 000 ids");
+    }
+
+    #[test]
+    fn first_repeated_names_the_second_occurrence() {
+        let ids = [RequestId::from(1), RequestId::from("a"), RequestId::from(2)];
+        assert_eq!(first_repeated(&ids), None);
+        let ids = [
+            RequestId::from(1),
+            RequestId::from("a"),
+            RequestId::from("1"),
+            RequestId::from("a"),
+            RequestId::from(1),
+        ];
+        assert_eq!(first_repeated(&ids), Some(&RequestId::from("a")));
     }
 
     #[test]

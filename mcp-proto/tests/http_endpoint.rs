@@ -1284,3 +1284,221 @@ fn no_randomness_opens_no_session() {
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(ep.stats().sessions, 1);
 }
+
+// ------------------------------------------------------------ abuse bounds
+
+/// A POST of `n` pings in one batch, the last one repeating id 0.
+fn ping_batch_with_duplicate(n: usize) -> String {
+    let mut body = String::from("[");
+    for i in 0..n {
+        body.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}},"#));
+    }
+    body.push_str(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}]"#);
+    body
+}
+
+#[test]
+fn a_large_batch_with_a_duplicate_id_is_refused_naming_it() {
+    let mut h = H::new(config().max_body_size(8 << 20));
+    let r = h.post(None, &ping_batch_with_duplicate(50_000));
+    assert_rpc_error(&r, StatusCode::BAD_REQUEST, -32600);
+    assert_eq!(json_body(&r)["id"], 0);
+    assert_eq!(h.ep.stats().sessions, 0);
+}
+
+/// A POST from `peer`, with a session or not.
+fn post_from(h: &mut H, peer: Option<[u8; 4]>, sid: Option<&str>, body: &str) -> Response<Body> {
+    let mut b = post_builder();
+    if let Some(sid) = sid {
+        b = b
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", V);
+    }
+    let mut p = parts(b);
+    if let Some(ip) = peer {
+        p.extensions.insert(mcp_proto::http::PeerAddr(
+            std::net::Ipv4Addr::from(ip).into(),
+        ));
+    }
+    h.request(p, body)
+}
+
+/// Ten times the cap of abandoned `initialize`s (never followed by `initialized`) do not
+/// lock anyone out: each new session evicts the least recently used idle one, an evicted
+/// session gets 404 (its client initializes again), and a session with a request in
+/// flight or an open stream is never evicted.
+#[test]
+fn at_the_session_cap_idle_sessions_are_evicted_not_new_ones_refused() {
+    let mut h = H::new(config().max_sessions(50));
+    let busy = h.open();
+    let streaming = h.open();
+    let idle = h.open();
+    // `busy` has a request in flight; `streaming` holds its GET stream open.
+    let call = h.post(Some(&busy), &tools_list(1));
+    assert_eq!(call.status(), 200);
+    assert_eq!(h.take_requests().len(), 1);
+    let gs = h.get(&streaming, None);
+    assert_eq!(gs.status(), 200);
+    h.now = h.now + Duration::from_secs(1);
+    for _ in 0..500 {
+        let r = h.post(None, &init_body(V));
+        assert_eq!(r.status(), 200, "{:?}", full(&r));
+        h.now = h.now + Duration::from_millis(1);
+    }
+    let st = h.ep.stats();
+    assert_eq!(st.sessions, 50);
+    assert_eq!(st.sessions_evicted, 453, "{st:?}");
+    // Evicted sessions were closed for the application, with a clear reason.
+    assert!(h.events.iter().any(|e| matches!(
+        &e.event,
+        Event::Closed(Some(err)) if err.kind() == ErrorKind::LimitExceeded
+    )));
+    // A legitimate client is served.
+    let fresh = h.open();
+    assert_eq!(h.post(Some(&fresh), &tools_list(2)).status(), 200);
+    // Abandoned handshakes, nearer their (handshake) expiry, went before the idle
+    // established session; the busy ones are alive.
+    assert_eq!(h.post(Some(&idle), &tools_list(3)).status(), 200);
+    assert_eq!(h.post(Some(&busy), &tools_list(4)).status(), 200);
+    assert_eq!(h.post(Some(&streaming), &tools_list(5)).status(), 200);
+
+    // An `initialize` that is refused anyway evicts nobody.
+    let st = h.ep.stats();
+    let bad = init_body("not-a-version").replace("\"capabilities\"", "\"x\"");
+    assert_eq!(h.post(None, &bad).status(), 400);
+    assert_eq!(h.ep.stats().sessions_evicted, st.sessions_evicted);
+
+    // Among established idle sessions, the least recently used goes first.
+    let mut h = H::new(config().max_sessions(3));
+    let a = h.open();
+    h.now = h.now + Duration::from_secs(1);
+    let b = h.open();
+    h.now = h.now + Duration::from_secs(1);
+    let c = h.open();
+    h.now = h.now + Duration::from_secs(1);
+    assert_eq!(
+        h.post(Some(&a), INITIALIZED).status(),
+        202,
+        "a is used again"
+    );
+    let d = h.open();
+    assert_eq!(
+        h.post(Some(&b), &tools_list(1)).status(),
+        404,
+        "b was evicted"
+    );
+    for sid in [&a, &c, &d] {
+        assert_eq!(h.post(Some(sid), INITIALIZED).status(), 202);
+    }
+
+    // When every session is busy, the new one is refused.
+    let mut h = H::new(config().max_sessions(2));
+    let a = h.open();
+    let b = h.open();
+    assert_eq!(h.post(Some(&a), &tools_list(1)).status(), 200);
+    assert_eq!(h.get(&b, None).status(), 200);
+    let r = h.post(None, &init_body(V));
+    assert_rpc_error(&r, StatusCode::SERVICE_UNAVAILABLE, -32000);
+    assert_eq!(h.ep.stats().sessions_evicted, 0);
+}
+
+/// With a per-peer share, one address's sessions evict only each other (429 when all of
+/// them are busy); another address is not touched.
+#[test]
+fn a_peer_at_its_share_evicts_its_own_idle_sessions() {
+    let mut h = H::new(config().max_sessions_per_peer(Some(3)));
+    let other = post_from(&mut h, Some([10, 0, 0, 2]), None, &init_body(V));
+    let other = header(&other, "mcp-session-id").unwrap();
+    let mut mine = Vec::new();
+    for _ in 0..10 {
+        let r = post_from(&mut h, Some([10, 0, 0, 1]), None, &init_body(V));
+        assert_eq!(r.status(), 200);
+        mine.push(header(&r, "mcp-session-id").unwrap());
+        h.now = h.now + Duration::from_millis(1);
+    }
+    let st = h.ep.stats();
+    assert_eq!((st.sessions, st.sessions_evicted), (4, 7), "{st:?}");
+    for (i, sid) in mine.iter().enumerate() {
+        let status = post_from(&mut h, Some([10, 0, 0, 1]), Some(sid), INITIALIZED).status();
+        assert_eq!(status, if i < 7 { 404 } else { 202 }, "session {i}");
+    }
+    assert_eq!(h.post(Some(&other), INITIALIZED).status(), 202);
+    // All three busy: the peer's next session is refused, others still get theirs.
+    for (n, sid) in mine[7..].iter().enumerate() {
+        assert_eq!(h.post(Some(sid), &tools_list(n as i64)).status(), 200);
+    }
+    let r = post_from(&mut h, Some([10, 0, 0, 1]), None, &init_body(V));
+    assert_rpc_error(&r, StatusCode::TOO_MANY_REQUESTS, -32000);
+    let r = post_from(&mut h, Some([10, 0, 0, 3]), None, &init_body(V));
+    assert_eq!(r.status(), 200);
+    // Without an address, no share applies.
+    let r = post_from(&mut h, None, None, &init_body(V));
+    assert_eq!(r.status(), 200);
+}
+
+/// The events kept for resumption are bounded across sessions as well, in bytes and in
+/// count, the oldest (of whichever session) dropped first.
+#[test]
+fn stored_events_are_bounded_in_total_oldest_first() {
+    let big = "x".repeat(100_000);
+    let mut h = H::new(
+        config()
+            .max_stored_bytes_total(1_000_000)
+            .max_stored_events_total(10_000),
+    );
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        let sid = h.open();
+        let session = SessionId::parse(&sid).unwrap();
+        let gs = stream(&h.get(&sid, None));
+        let _ = h.pull(gs);
+        h.ep.stream_closed(h.now, gs);
+        sessions.push((sid, session));
+    }
+    // Four ~100 kB messages per session: 2 MB offered, 1 MB kept.
+    for (_, session) in &sessions {
+        for _ in 0..4 {
+            let params = raw(&format!(r#"{{"level":"info","data":"{big}"}}"#));
+            h.ep.notify(h.now, *session, "notifications/message", Some(params))
+                .unwrap();
+        }
+    }
+    let st = h.ep.stats();
+    assert!(st.stored_bytes <= 1_000_000, "{st:?}");
+    assert!(st.stored_bytes > 800_000, "{st:?}");
+    // (Each session also stored its `initialize` answer.)
+    assert_eq!(st.stored_events, 9, "{st:?}");
+    assert_eq!(st.stored_events_evicted, 16, "{st:?}");
+    // The first sessions lost everything (a gap on resumption), the last kept all.
+    let r = h.get(&sessions[0].0, Some("2-0"));
+    assert!(messages(&sse(&h.pull(stream(&r)).0)).is_empty());
+    assert_eq!(h.ep.stats().replay_gaps, 1);
+    let r = h.get(&sessions[4].0, Some("2-0"));
+    assert_eq!(
+        ids(&sse(&h.pull(stream(&r)).0)),
+        ["2-1", "2-2", "2-3", "2-4"]
+    );
+    // Count bound too.
+    let mut h = H::new(config().max_stored_events_total(6));
+    for _ in 0..3 {
+        let sid = h.open();
+        let session = SessionId::parse(&sid).unwrap();
+        let gs = stream(&h.get(&sid, None));
+        let _ = h.pull(gs);
+        h.ep.stream_closed(h.now, gs);
+        for _ in 0..4 {
+            h.ep.notify(h.now, session, "notifications/tools/list_changed", None)
+                .unwrap();
+        }
+    }
+    let st = h.ep.stats();
+    assert_eq!(
+        (st.stored_events, st.stored_events_evicted),
+        (6, 9),
+        "{st:?}"
+    );
+    // Ending sessions frees their share of the totals.
+    h.advance(Duration::from_secs(3600));
+    let st = h.ep.stats();
+    assert_eq!((st.sessions, st.stored_events, st.stored_bytes), (0, 0, 0));
+}

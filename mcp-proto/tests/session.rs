@@ -891,6 +891,34 @@ fn batches_only_in_2025_03_26() {
     assert_eq!(out[0]["id"], serde_json::Value::Null);
 }
 
+/// Two requests with one id in a batch: the batch is refused with one -32600 naming the id
+/// (as the HTTP endpoint refuses such a POST), none of its requests reaches the application.
+#[test]
+fn duplicate_ids_in_a_batch_refuse_the_batch() {
+    let (mut s, _) = ready_server("2025-03-26");
+    let now = mcp_proto::Instant::ZERO;
+    s.handle_bytes(
+        now,
+        b"[{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/list\"},{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}]\n",
+    );
+    let out = collect(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], 7, "{out:?}");
+    assert_eq!(out[0]["error"]["code"], -32600, "{out:?}");
+    let requests = std::iter::from_fn(|| s.poll_event())
+        .filter(|e| matches!(e, Event::Request(_)))
+        .count();
+    assert_eq!(requests, 0);
+    assert_eq!(s.inbound_in_flight(), 0);
+    // Distinct ids in one batch are all served.
+    s.handle_bytes(
+        now,
+        b"[{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"method\":\"ping\"}]\n",
+    );
+    let out = collect(&mut s);
+    assert_eq!(out[0].as_array().map(Vec::len), Some(2), "{out:?}");
+}
+
 trait AddClose {
     fn add_close(self) -> String;
 }
@@ -1314,4 +1342,81 @@ fn a_request_failed_by_its_transport_ends_once_and_quietly() {
         }
     }
     assert_eq!(closed.unwrap().message(), "connection refused");
+}
+
+/// A reply to one of our requests that cannot be read as a response (an `error` that is not
+/// an error object, an error without a code, both `result` and `error`) ends that request at
+/// once with a protocol error, instead of leaving its waiter to the timeout.
+#[test]
+fn a_malformed_reply_fails_its_request_at_once() {
+    for reply in [
+        r#"{"jsonrpc":"2.0","id":ID,"error":"oops"}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"error":{"message":"no code"}}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"result":{},"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"1.0","id":ID,"result":{}}"#,
+    ] {
+        let mut p = Pair::ready();
+        let id = p
+            .send_request(SERVER, "ping", None, RequestOptions::default())
+            .unwrap();
+        p.take_sent(SERVER);
+        let RequestId::Number(n) = id else { panic!() };
+        let out = p.roundtrip(
+            SERVER,
+            &format!("{}\n", reply.replace("ID", &n.to_string())),
+        );
+        assert!(out.is_empty(), "a reply is never answered: {out:?}");
+        assert!(!p.server().is_awaiting(&id), "{reply}");
+        let events = p.take_events(SERVER);
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                Event::Response { id: got, result: Err(err) }
+                    if *got == id && err.kind() == ErrorKind::ProtocolInvalid
+                        && err.message().contains("malformed reply")
+            )),
+            "{reply}: {events:?}"
+        );
+        assert_eq!(p.server().poll_timeout(), None, "{reply}");
+    }
+    // An unreadable reply naming no request of ours changes nothing.
+    let mut p = Pair::ready();
+    let id = p
+        .send_request(SERVER, "ping", None, RequestOptions::default())
+        .unwrap();
+    p.roundtrip(
+        SERVER,
+        "{\"jsonrpc\":\"2.0\",\"id\":999,\"error\":\"oops\"}\n",
+    );
+    assert!(p.server().is_awaiting(&id));
+}
+
+/// `_meta.progressToken` is a string or an integer: anything else is refused with -32602.
+#[test]
+fn a_progress_token_that_is_not_a_string_or_integer_is_refused() {
+    for token in [r#"{"a":1}"#, "[1]", "1.5", "true"] {
+        let mut p = Pair::ready();
+        let msg = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":{{\"_meta\":{{\"progressToken\":{token}}}}}}}\n"
+        );
+        let out = p.roundtrip(SERVER, &msg);
+        assert_eq!(out.len(), 1, "{token}: {out:?}");
+        assert_eq!(out[0]["id"], 5);
+        assert_eq!(out[0]["error"]["code"], -32602, "{token}: {out:?}");
+        assert!(
+            !p.take_events(SERVER)
+                .iter()
+                .any(|e| matches!(e, Event::Request(_))),
+            "{token}"
+        );
+    }
+    let mut p = Pair::ready();
+    let msg = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"progressToken\":\"t\"}}}\n";
+    assert!(p.roundtrip(SERVER, msg).is_empty());
+    let events = p.take_events(SERVER);
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::Request(r) if r.progress_token == Some(RequestId::from("t")))
+        )
+    );
 }

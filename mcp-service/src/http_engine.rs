@@ -644,6 +644,17 @@ impl<R: Runtime> HttpEngine<R> {
         }
     }
 
+    /// Tells the endpoint of the reply bodies dropped since the last call.
+    fn drain_drops(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let mut any = false;
+        while let Poll::Ready(Some(id)) = Pin::new(&mut self.drops).poll_next(cx) {
+            self.streams.remove(&id);
+            self.endpoint.stream_closed(now, id);
+            any = true;
+        }
+        any
+    }
+
     fn drain_events(&mut self, now: Instant) -> bool {
         let mut any = false;
         while let Some(e) = self.endpoint.poll_event() {
@@ -680,6 +691,10 @@ impl<R: Runtime> Future for HttpEngine<R> {
             let now = this.rt.now();
             let mut progressed = false;
             loop {
+                // Streams the clients dropped first: a request that follows a dropped stream
+                // (a legacy SSE POST right after its stream closed) finds its session gone
+                // (404) rather than accepted into a stream nobody reads.
+                progressed |= this.drain_drops(cx, now);
                 match Pin::new(&mut this.msgs).poll_next(cx) {
                     Poll::Ready(Some(m)) => {
                         this.on_msg(m, now);
@@ -689,11 +704,7 @@ impl<R: Runtime> Future for HttpEngine<R> {
                     Poll::Pending => break,
                 }
             }
-            while let Poll::Ready(Some(id)) = Pin::new(&mut this.drops).poll_next(cx) {
-                this.streams.remove(&id);
-                this.endpoint.stream_closed(now, id);
-                progressed = true;
-            }
+            progressed |= this.drain_drops(cx, now);
             // Handlers that finished, then the commands: what a handler sent before
             // finishing goes out before its answer.
             let mut done = std::mem::take(&mut this.done);

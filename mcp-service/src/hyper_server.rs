@@ -33,6 +33,14 @@ use crate::hyper_io::RuntimeTimer;
 use crate::runtime::Runtime;
 use crate::server::Server;
 
+/// The address of the peer of the connection a request arrived on: the accept loop inserts
+/// it into the extensions of each request of the connection, and [`respond`] hands its IP to
+/// the endpoint as [`PeerAddr`](mcp_proto::http::PeerAddr) (what the per-peer session share,
+/// [`EndpointConfig::max_sessions_per_peer`](mcp_proto::http::EndpointConfig::max_sessions_per_peer),
+/// counts by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RemoteAddr(pub std::net::SocketAddr);
+
 /// The error type request bodies may fail with.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -151,13 +159,19 @@ where
 /// Answers one request to the MCP endpoint through `handle`: reads the body (at most the
 /// endpoint's limit plus one byte), hands it to the engine and returns its reply.
 ///
-/// A body that fails to arrive is answered 400; a stopped engine 503.
+/// A body that fails to arrive is answered 400; a stopped engine 503. A [`RemoteAddr`] in
+/// the request's extensions names the client to the endpoint.
 pub async fn respond<B>(handle: &HttpHandle, req: Request<B>) -> Response<ReplyBody>
 where
     B: Body,
     B::Error: Into<BoxError>,
 {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
+    if let Some(RemoteAddr(addr)) = parts.extensions.get::<RemoteAddr>().copied() {
+        parts
+            .extensions
+            .insert(mcp_proto::http::PeerAddr(addr.ip()));
+    }
     let bytes = match read_bounded(body, handle.max_body_size()).await {
         Ok(b) => b,
         Err(e) => {
@@ -373,6 +387,89 @@ mod tests {
         let req = post(chunked(vec![Ok(b"{"), Err(io::ErrorKind::UnexpectedEof)]));
         let resp = respond(service.handle(), req).await;
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    }
+
+    /// The connection's [`RemoteAddr`] reaches the endpoint: one address at its share of
+    /// sessions evicts its own idle one (whose id then gets 404), another address is not
+    /// counted with it.
+    #[tokio::test]
+    async fn respond_names_the_remote_address_to_the_endpoint() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone())
+            .response_mode(ResponseMode::Json)
+            .max_sessions_per_peer(Some(1));
+        let service = HyperService::spawn(&rt, &server, config);
+        let mut sids = Vec::new();
+        for (ip, port) in [
+            ([10, 0, 0, 1], 1000),
+            ([10, 0, 0, 2], 1000),
+            ([10, 0, 0, 1], 1001),
+        ] {
+            let mut req = post(chunked(vec![Ok(INIT)]));
+            req.extensions_mut()
+                .insert(RemoteAddr(std::net::SocketAddr::from((ip, port))));
+            let resp = respond(service.handle(), req).await;
+            assert_eq!(resp.status(), StatusCode::OK);
+            sids.push(resp.headers()["mcp-session-id"].clone());
+        }
+        const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        for (sid, status) in sids.iter().zip([404, 202, 202]) {
+            let mut req = post(chunked(vec![Ok(INITIALIZED)]));
+            req.headers_mut().insert("mcp-session-id", sid.clone());
+            let resp = respond(service.handle(), req).await;
+            assert_eq!(resp.status().as_u16(), status, "{sid:?}");
+        }
+    }
+
+    /// A legacy SSE POST that reaches the engine together with (just after) the drop of its
+    /// session's stream is refused with 404, not accepted with 202 into a stream nobody
+    /// reads: the engine learns of dropped streams before it takes the next request.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_legacy_post_after_its_stream_dropped_is_refused() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone())
+            .legacy_sse(Some(mcp_proto::http::LegacySse::default()));
+        let service = HyperService::spawn(&rt, &server, config);
+        let get = Request::get("/sse")
+            .header("host", "127.0.0.1")
+            .header("accept", "text/event-stream")
+            .body(http_body_util::Empty::<Bytes>::new().map_err(|never| match never {}))
+            .unwrap();
+        let mut sse = respond(service.handle(), get).await.into_body();
+        async fn next(body: &mut ReplyBody) -> String {
+            let frame = body.frame().await.unwrap().unwrap();
+            String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
+        }
+        let endpoint = next(&mut sse).await;
+        let url = endpoint
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap()
+            .to_owned();
+        let to = |body: &'static [u8]| {
+            Request::post(url.as_str())
+                .header("host", "127.0.0.1")
+                .header("content-type", "application/json")
+                .body(chunked(vec![Ok(body)]))
+                .unwrap()
+        };
+        let resp = respond(service.handle(), to(INIT)).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert!(next(&mut sse).await.contains("protocolVersion"));
+        // The client goes away, and its next POST is on its way at the same moment.
+        drop(sse);
+        let resp = respond(
+            service.handle(),
+            to(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#),
+        )
+        .await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     }
 
     #[tokio::test]

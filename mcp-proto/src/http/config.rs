@@ -121,7 +121,9 @@ pub struct EndpointConfig {
     /// Stateless mode: no session ids; each POST is served by a fresh session pre-initialized
     /// for the request's `MCP-Protocol-Version` and ended with the POST; GET and DELETE → 405.
     pub stateless: bool,
-    /// Whether GET opens a standalone SSE stream (otherwise 405).
+    /// Whether GET opens a standalone SSE stream (otherwise 405). A session has at most one
+    /// open at a time: another GET gets 409 until it closes (a GET with `Last-Event-ID` takes
+    /// over the stream it names instead of adding one).
     pub standalone_stream: bool,
     /// Whether DELETE ends a session (otherwise 405).
     pub allow_delete: bool,
@@ -131,8 +133,20 @@ pub struct EndpointConfig {
     pub allowed_origins: AllowList,
     /// Largest accepted POST body in bytes; larger → 413.
     pub max_body_size: usize,
-    /// Most sessions alive at once (stateless ones included); more → 503.
+    /// Most sessions alive at once (stateless ones included). A request that needs one more
+    /// session at the cap ends the least recently used *idle* session (no request in flight
+    /// either way, no open stream), nearest its expiry first: an abandoned handshake (which
+    /// expires after [`handshake_timeout`](Self::handshake_timeout)) before an established
+    /// session idle for less than [`idle_timeout`](Self::idle_timeout). The evicted
+    /// session's id gets 404 from then on, so its client initializes again. Only when no
+    /// session is idle is the request refused (503).
     pub max_sessions: usize,
+    /// Most stateful sessions one peer address may hold (see [`PeerAddr`](super::PeerAddr):
+    /// the driver names the client's address in the request's extensions); `None` (the
+    /// default) for no share. At its share a peer's new session evicts that peer's own least
+    /// recently used idle session, else is refused with 429. Clients behind one proxy or NAT
+    /// share an address: set it with that in mind.
+    pub max_sessions_per_peer: Option<usize>,
     /// Most `subscriptions/listen` streams (2026-07-28) open at once, each a POST held open;
     /// more → 503. Kept below [`max_sessions`](Self::max_sessions) so that listeners cannot
     /// crowd out ordinary requests.
@@ -148,8 +162,18 @@ pub struct EndpointConfig {
     /// The reconnection time sent with the priming event of new SSE streams (2025-11-25).
     pub sse_retry: Option<Duration>,
     /// Makes each session's event store; `None` disables resumability (no event ids, no
-    /// priming, `Last-Event-ID` ignored).
+    /// priming, `Last-Event-ID` ignored). Each store bounds its own session's events (the
+    /// default: [`DEFAULT_STORE_EVENTS`] events, [`DEFAULT_STORE_BYTES`] bytes); the totals
+    /// below bound them across sessions.
     pub event_store: Option<EventStoreFactory>,
+    /// Most events retained by the event stores of all sessions together (default
+    /// [`DEFAULT_STORE_TOTAL_EVENTS`]); beyond it the oldest event of any session is dropped
+    /// first (a later resumption that misses it counts as a replay gap).
+    pub max_stored_events_total: usize,
+    /// Most bytes of message data retained by the event stores of all sessions together
+    /// (default [`DEFAULT_STORE_TOTAL_BYTES`]); beyond it the oldest event of any session is
+    /// dropped first.
+    pub max_stored_bytes_total: usize,
     /// The legacy HTTP+SSE transport (2024-11-05), off by default. Its sessions are always
     /// stateful (whatever [`stateless`](Self::stateless) says), never resumable, and subject to
     /// the same `Host`/`Origin` checks, body limit and session bound.
@@ -173,12 +197,15 @@ impl fmt::Debug for EndpointConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_peer", &self.max_sessions_per_peer)
             .field("max_listen_streams", &self.max_listen_streams)
             .field("max_stream_buffer", &self.max_stream_buffer)
             .field("idle_timeout", &self.idle_timeout)
             .field("handshake_timeout", &self.handshake_timeout)
             .field("sse_retry", &self.sse_retry)
             .field("event_store", &self.event_store.is_some())
+            .field("max_stored_events_total", &self.max_stored_events_total)
+            .field("max_stored_bytes_total", &self.max_stored_bytes_total)
             .field("legacy_sse", &self.legacy_sse)
             .field("tool_headers", &self.tool_headers.is_some())
             .finish()
@@ -189,15 +216,21 @@ impl fmt::Debug for EndpointConfig {
 pub const DEFAULT_STORE_EVENTS: usize = 1024;
 /// Default bound of the in-memory event store: bytes per session.
 pub const DEFAULT_STORE_BYTES: usize = 4 * 1024 * 1024;
+/// Default bound of the events retained by all sessions' event stores together: events.
+pub const DEFAULT_STORE_TOTAL_EVENTS: usize = 65_536;
+/// Default bound of the events retained by all sessions' event stores together: bytes
+/// (64 MiB, where 10 000 sessions at their own bound could keep 40 GiB).
+pub const DEFAULT_STORE_TOTAL_BYTES: usize = 64 * 1024 * 1024;
 
 impl EndpointConfig {
     /// A stateful endpoint serving sessions made from `session`: SSE replies, standalone GET
     /// stream and DELETE enabled, loopback-only `Host` and `Origin` (the safe default for a
     /// server bound to 127.0.0.1; see [`bound_to`](Self::bound_to)), 4 MiB bodies, 10 000
-    /// sessions (1 000 of them `subscriptions/listen` streams), 4 MiB of unpulled SSE per
-    /// connection, 30 min idle and 1 min handshake
-    /// expiry, `retry: 1000`, and an in-memory event store of [`DEFAULT_STORE_EVENTS`] events
-    /// / [`DEFAULT_STORE_BYTES`] bytes per session.
+    /// sessions (idle ones evicted at the cap, no per-peer share; 1 000 of them
+    /// `subscriptions/listen` streams), 4 MiB of unpulled SSE per connection, 30 min idle and
+    /// 1 min handshake expiry, `retry: 1000`, and an in-memory event store of
+    /// [`DEFAULT_STORE_EVENTS`] events / [`DEFAULT_STORE_BYTES`] bytes per session and
+    /// [`DEFAULT_STORE_TOTAL_EVENTS`] / [`DEFAULT_STORE_TOTAL_BYTES`] across sessions.
     pub fn new(session: Config) -> Self {
         EndpointConfig {
             path: "/mcp".into(),
@@ -210,6 +243,7 @@ impl EndpointConfig {
             allowed_origins: AllowList::Loopback,
             max_body_size: 4 * 1024 * 1024,
             max_sessions: 10_000,
+            max_sessions_per_peer: None,
             max_listen_streams: 1_000,
             max_stream_buffer: 4 * 1024 * 1024,
             idle_timeout: Duration::from_secs(30 * 60),
@@ -219,6 +253,8 @@ impl EndpointConfig {
                 DEFAULT_STORE_EVENTS,
                 DEFAULT_STORE_BYTES,
             )),
+            max_stored_events_total: DEFAULT_STORE_TOTAL_EVENTS,
+            max_stored_bytes_total: DEFAULT_STORE_TOTAL_BYTES,
             legacy_sse: None,
             tool_headers: None,
         }
@@ -285,6 +321,24 @@ impl EndpointConfig {
     /// Sets the most sessions alive at once.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets (or, with `None`, removes) the most stateful sessions one peer address may hold.
+    pub fn max_sessions_per_peer(mut self, sessions: Option<usize>) -> Self {
+        self.max_sessions_per_peer = sessions;
+        self
+    }
+
+    /// Sets the most events retained by all sessions' event stores together.
+    pub fn max_stored_events_total(mut self, events: usize) -> Self {
+        self.max_stored_events_total = events;
+        self
+    }
+
+    /// Sets the most bytes retained by all sessions' event stores together.
+    pub fn max_stored_bytes_total(mut self, bytes: usize) -> Self {
+        self.max_stored_bytes_total = bytes;
         self
     }
 

@@ -13,6 +13,7 @@ use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
+use core::net::IpAddr;
 
 use ::http::header::{self, HeaderValue};
 use ::http::request::Parts;
@@ -40,6 +41,14 @@ pub use modern::{DeferredHead, reply_status};
 
 /// JSON-RPC code of transport-level HTTP errors (implementation-defined server error range).
 const TRANSPORT_ERROR: i64 = -32000;
+
+/// The address of the client a request comes from, when the driver knows it: a driver puts
+/// it in the request's extensions (`parts.extensions.insert(PeerAddr(ip))`) and the endpoint
+/// counts each peer's sessions under it, for
+/// [`EndpointConfig::max_sessions_per_peer`](super::EndpointConfig::max_sessions_per_peer).
+/// A request without it belongs to no peer (no share applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PeerAddr(pub IpAddr);
 
 /// A [`session::Event`](Event) of one session.
 #[derive(Debug, Clone)]
@@ -74,6 +83,11 @@ pub struct Stats {
     pub sessions_expired: u64,
     /// Sessions ended by DELETE.
     pub sessions_deleted: u64,
+    /// Idle sessions ended to make room for a new one (at
+    /// [`max_sessions`](super::EndpointConfig::max_sessions) or a peer's share).
+    pub sessions_evicted: u64,
+    /// Stored events dropped to keep all sessions' event stores within their totals.
+    pub stored_events_evicted: u64,
     /// Sessions ended otherwise (closed by the application, stateless POSTs done, legacy SSE
     /// streams closed).
     pub sessions_closed: u64,
@@ -92,6 +106,7 @@ enum Ending {
     Closed,
     Deleted,
     Expired,
+    Evicted,
 }
 
 #[derive(Debug)]
@@ -163,6 +178,15 @@ struct Entry {
     /// session ends when that stream does.
     legacy: bool,
     store: Option<Box<dyn EventStore>>,
+    /// The endpoint-wide order (a counter) of each event the store may still hold, oldest
+    /// first, with its stream and sequence number: what the totals across sessions evict by.
+    stored: VecDeque<(u64, u64, u64)>,
+    /// This session's key in [`Endpoint::store_order`] (the order of its oldest event).
+    store_key: Option<u64>,
+    /// The client's address, when the driver named it.
+    peer: Option<IpAddr>,
+    /// Its key (its expiry) in [`Endpoint::idle`] while it may be evicted.
+    idle_key: Option<Instant>,
     streams: BTreeMap<u64, Logical>,
     next_logical: u64,
     standalone: Option<u64>,
@@ -186,6 +210,10 @@ impl Entry {
             listen: false,
             legacy: false,
             store,
+            stored: VecDeque::new(),
+            store_key: None,
+            peer: None,
+            idle_key: None,
             streams: BTreeMap::new(),
             next_logical: 1,
             standalone: None,
@@ -211,6 +239,18 @@ impl Entry {
 
     fn attached(&self) -> bool {
         self.streams.values().any(|l| l.conn.is_some())
+    }
+
+    /// Whether the session may be evicted to make room: stateful, no request in flight either
+    /// way, no open stream.
+    fn evictable(&self) -> bool {
+        !self.transient
+            && !self.listen
+            && !self.session.is_closed()
+            && self.routes.is_empty()
+            && self.session.inbound_in_flight() == 0
+            && self.session.outbound_in_flight() == 0
+            && !self.attached()
     }
 
     /// Whether new SSE streams start with a priming event (resumable, 2025-11-25 and later).
@@ -263,6 +303,20 @@ pub struct Endpoint {
     scratch: Vec<u8>,
     /// Sessions holding a `subscriptions/listen` stream.
     listening: usize,
+    /// Stateful sessions per peer address (those whose driver named it).
+    peers: BTreeMap<IpAddr, usize>,
+    /// The sessions that may be evicted, by expiry (the first is the one to evict), and the
+    /// same per peer address: finding the victim costs `log n`, whatever the table holds.
+    idle: BTreeSet<(Instant, SessionId)>,
+    idle_by_peer: BTreeMap<IpAddr, BTreeSet<(Instant, SessionId)>>,
+    /// Sessions with stored events, by the order of their oldest one: the first holds the
+    /// oldest event of the endpoint.
+    store_order: BTreeSet<(u64, SessionId)>,
+    /// The order the next stored event gets.
+    next_stored: u64,
+    /// Events and bytes retained by all sessions' stores.
+    stored_events: usize,
+    stored_bytes: usize,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -291,6 +345,13 @@ impl Endpoint {
             stats: Stats::default(),
             scratch: Vec::new(),
             listening: 0,
+            peers: BTreeMap::new(),
+            idle: BTreeSet::new(),
+            idle_by_peer: BTreeMap::new(),
+            store_order: BTreeSet::new(),
+            next_stored: 0,
+            stored_events: 0,
+            stored_bytes: 0,
         }
     }
 
@@ -312,6 +373,9 @@ impl Endpoint {
     /// CSPRNG); it becomes the session id when the request opens a session (an `initialize`
     /// POST, a legacy SSE GET) and is ignored otherwise. `None` (no randomness could be had)
     /// refuses to open a session with 503: a guessable session id is never made.
+    ///
+    /// A [`PeerAddr`] in `parts.extensions` names the client's address (for
+    /// [`EndpointConfig::max_sessions_per_peer`](super::EndpointConfig::max_sessions_per_peer)).
     pub fn handle_request(
         &mut self,
         now: Instant,
@@ -382,10 +446,17 @@ impl Endpoint {
         r
     }
 
-    /// The id of a session about to open (from `random`), or the 503 when the table is full,
+    /// The id of a session about to open (from `random`), after making room for it (evicting
+    /// an idle session of `peer` at its share, an idle session at the cap), or the refusal:
+    /// 429 when the peer's sessions are all busy, 503 when the table is full of busy sessions,
     /// the id is taken or the driver had no randomness to give (Streamable HTTP and legacy SSE
     /// alike).
-    fn fresh_session_id(&self, random: Option<u128>) -> Result<SessionId, Refusal> {
+    fn fresh_session_id(
+        &mut self,
+        now: Instant,
+        random: Option<u128>,
+        peer: Option<IpAddr>,
+    ) -> Result<SessionId, Refusal> {
         let Some(random) = random else {
             return Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -395,7 +466,19 @@ impl Endpoint {
             ));
         };
         let sid = SessionId::from_u128(random);
-        if self.sessions.len() >= self.config.max_sessions || self.sessions.contains_key(&sid) {
+        if let (Some(p), Some(share)) = (peer, self.config.max_sessions_per_peer) {
+            while self.peers.get(&p).copied().unwrap_or(0) >= share {
+                if !self.evict_one(now, Some(p)) {
+                    return Err(Refusal::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        TRANSPORT_ERROR,
+                        "Too Many Requests: this client has too many sessions open",
+                        None,
+                    ));
+                }
+            }
+        }
+        if !self.make_room(now) || self.sessions.contains_key(&sid) {
             return Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
@@ -404,6 +487,45 @@ impl Endpoint {
             ));
         }
         Ok(sid)
+    }
+
+    /// Whether there is room for one more session, once the least recently used idle ones
+    /// are evicted if the table is full.
+    fn make_room(&mut self, now: Instant) -> bool {
+        while self.sessions.len() >= self.config.max_sessions {
+            if !self.evict_one(now, None) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Ends the idle session nearest its expiry (of `peer` only, when given) to make room:
+    /// an idle session's expiry is its last activity plus its idle (or, handshake
+    /// unfinished, handshake) timeout. `false` when no session is evictable.
+    fn evict_one(&mut self, now: Instant, peer: Option<IpAddr>) -> bool {
+        let first = match peer {
+            None => self.idle.first(),
+            Some(p) => self.idle_by_peer.get(&p).and_then(BTreeSet::first),
+        };
+        let Some(&(key, sid)) = first else {
+            return false;
+        };
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            // Never expected (the tables follow the sessions): drop the stale key.
+            self.forget_idle(sid, key);
+            return false;
+        };
+        entry.ending = Ending::Evicted;
+        entry.session.handle_closed(
+            now,
+            Some(Error::new(
+                ErrorKind::LimitExceeded,
+                "the idle HTTP session was evicted to make room for another",
+            )),
+        );
+        self.settle(now, sid, entry, None);
+        true
     }
 
     /// The session a request names, taken out of the table (the caller puts it back or
@@ -546,7 +668,7 @@ impl Endpoint {
             return self.post_stateless(now, parts, body, &c);
         }
         if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
-            return self.initialize(now, body, &c, random);
+            return self.initialize(now, parts, body, &c, random);
         }
         let (sid, mut entry) = match self.take_session(parts, !c.initialize) {
             Ok(found) => found,
@@ -573,14 +695,11 @@ impl Endpoint {
     fn initialize(
         &mut self,
         now: Instant,
+        parts: &Parts,
         body: &[u8],
         c: &Classified,
         random: Option<u128>,
     ) -> Response<Body> {
-        let sid = match self.fresh_session_id(random) {
-            Ok(sid) => sid,
-            Err(refused) => return refused.reply(),
-        };
         let mut session = Session::server(self.config.session.clone());
         if self.config.response_mode == ResponseMode::JsonOnly {
             session.requests_refused = Some(REQUESTS_NEED_SSE);
@@ -592,8 +711,15 @@ impl Endpoint {
             while session.poll_transmit(&mut out).is_some() {}
             return json_reply(StatusCode::BAD_REQUEST, Body::Full(out));
         }
+        // Only an acceptable `initialize` makes room (evicts an idle session) for itself.
+        let peer = peer_of(parts);
+        let sid = match self.fresh_session_id(now, random, peer) {
+            Ok(sid) => sid,
+            Err(refused) => return refused.reply(),
+        };
         let store = self.config.event_store.as_ref().map(|f| f());
         let mut entry = Entry::new(session, store, false, now);
+        self.set_peer(&mut entry, peer);
         self.stats.sessions_created += 1;
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, c, json);
@@ -632,7 +758,7 @@ impl Endpoint {
                 None,
             );
         }
-        if self.sessions.len() >= self.config.max_sessions {
+        if !self.make_room(now) {
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
@@ -1139,7 +1265,7 @@ impl Endpoint {
                     break;
                 };
                 moved = true;
-                self.route(&mut entry, t, &buf, post);
+                self.route(sid, &mut entry, t, &buf, post);
             }
             while let Some(event) = entry.session.poll_event() {
                 moved = true;
@@ -1203,11 +1329,58 @@ impl Endpoint {
             }
             entry.timer = deadline;
         }
+        let idle = if entry.evictable() {
+            self.expiry(&entry)
+        } else {
+            None
+        };
+        if entry.idle_key != idle {
+            self.move_idle(sid, &mut entry, idle);
+        }
         self.sessions.insert(sid, entry);
     }
 
+    /// Files `entry` (session `sid`) under `key` in the tables of evictable sessions (none:
+    /// not evictable).
+    fn move_idle(&mut self, sid: SessionId, entry: &mut Entry, key: Option<Instant>) {
+        if let Some(old) = entry.idle_key.take() {
+            self.idle.remove(&(old, sid));
+            if let Some(p) = entry.peer
+                && let Some(set) = self.idle_by_peer.get_mut(&p)
+            {
+                set.remove(&(old, sid));
+                if set.is_empty() {
+                    self.idle_by_peer.remove(&p);
+                }
+            }
+        }
+        if let Some(k) = key {
+            self.idle.insert((k, sid));
+            if let Some(p) = entry.peer {
+                self.idle_by_peer.entry(p).or_default().insert((k, sid));
+            }
+        }
+        entry.idle_key = key;
+    }
+
+    /// Drops a stale `(key, sid)` from the tables of evictable sessions.
+    fn forget_idle(&mut self, sid: SessionId, key: Instant) {
+        self.idle.remove(&(key, sid));
+        self.idle_by_peer.retain(|_, set| {
+            set.remove(&(key, sid));
+            !set.is_empty()
+        });
+    }
+
     /// Picks the stream of one outgoing message and delivers it.
-    fn route(&mut self, entry: &mut Entry, t: Transmit, bytes: &[u8], post: Option<u64>) {
+    fn route(
+        &mut self,
+        sid: SessionId,
+        entry: &mut Entry,
+        t: Transmit,
+        bytes: &[u8],
+        post: Option<u64>,
+    ) {
         if t.kind == MessageKind::Notification
             && t.method == Some("notifications/cancelled")
             && let Some(id) = &t.related
@@ -1248,10 +1421,17 @@ impl Endpoint {
             target
         };
         let answer = matches!(t.kind, MessageKind::Response | MessageKind::Batch);
-        self.deliver(entry, target, bytes, answer);
+        self.deliver(sid, entry, target, bytes, answer);
     }
 
-    fn deliver(&mut self, entry: &mut Entry, target: Option<u64>, bytes: &[u8], answer: bool) {
+    fn deliver(
+        &mut self,
+        sid: SessionId,
+        entry: &mut Entry,
+        target: Option<u64>,
+        bytes: &[u8],
+        answer: bool,
+    ) {
         let Some(s) = target.and_then(|l| entry.streams.get_mut(&l).map(|s| (l, s))) else {
             self.stats.messages_dropped += 1;
             return;
@@ -1277,21 +1457,26 @@ impl Endpoint {
         }
         let seq = s.next_seq;
         s.next_seq += 1;
+        let attached = s.conn;
         let resumable = entry.store.is_some();
         if let Some(store) = entry.store.as_mut() {
+            let before = (store.len(), store.bytes());
             store.store(l, seq, bytes);
+            entry.stored.push_back((self.next_stored, l, seq));
+            self.next_stored += 1;
+            self.stored_changed(sid, entry, before);
+            self.enforce_store_totals(sid, entry);
         }
-        match s
-            .conn
-            .and_then(|c| self.conns.get_mut(&c).map(|conn| (c, conn)))
-        {
+        match attached.and_then(|c| self.conns.get_mut(&c).map(|conn| (c, conn))) {
             Some((id, conn)) if conn.queue.len() >= self.config.max_stream_buffer => {
                 // The client does not keep up: cut it off; it resumes from the event store.
                 conn.queue.clear();
                 conn.logical = None;
                 conn.finished = true;
                 wake(&mut self.ready, id, conn);
-                s.conn = None;
+                if let Some(s) = entry.streams.get_mut(&l) {
+                    s.conn = None;
+                }
                 self.stats.slow_streams_cut += 1;
                 if !resumable {
                     self.stats.messages_dropped += 1;
@@ -1303,6 +1488,91 @@ impl Endpoint {
             }
             None if !resumable => self.stats.messages_dropped += 1,
             None => {}
+        }
+    }
+
+    /// Accounts for a change of `entry`'s store (which held `before` events and bytes): the
+    /// totals, the orders of the events it still holds, its place in
+    /// [`store_order`](Self::store_order).
+    fn stored_changed(&mut self, sid: SessionId, entry: &mut Entry, before: (usize, usize)) {
+        let Some(store) = &entry.store else {
+            return;
+        };
+        self.stored_events = (self.stored_events + store.len()).saturating_sub(before.0);
+        self.stored_bytes = (self.stored_bytes + store.bytes()).saturating_sub(before.1);
+        // A store evicts oldest first: whatever precedes its oldest event is gone (and an
+        // event it did not keep at all is dropped once the ones before it are).
+        match store.oldest() {
+            None => entry.stored.clear(),
+            Some(oldest) => {
+                while let Some(&(_, l, seq)) = entry.stored.front() {
+                    if (l, seq) == oldest {
+                        break;
+                    }
+                    entry.stored.pop_front();
+                }
+            }
+        }
+        let key = entry.stored.front().map(|&(k, _, _)| k);
+        if entry.store_key != key {
+            if let Some(k) = entry.store_key {
+                self.store_order.remove(&(k, sid));
+            }
+            if let Some(k) = key {
+                self.store_order.insert((k, sid));
+            }
+            entry.store_key = key;
+        }
+    }
+
+    /// Drops the oldest stored events of the endpoint, whichever session holds them, until
+    /// the totals are within their bounds (`entry` is session `sid`, out of the table).
+    fn enforce_store_totals(&mut self, sid: SessionId, entry: &mut Entry) {
+        while self.stored_events > self.config.max_stored_events_total
+            || self.stored_bytes > self.config.max_stored_bytes_total
+        {
+            let Some(&(k, victim)) = self.store_order.first() else {
+                break;
+            };
+            if victim == sid {
+                self.evict_stored(sid, entry, k);
+                continue;
+            }
+            match self.sessions.remove(&victim) {
+                Some(mut other) => {
+                    self.evict_stored(victim, &mut other, k);
+                    self.sessions.insert(victim, other);
+                }
+                None => {
+                    self.store_order.remove(&(k, victim));
+                }
+            }
+        }
+    }
+
+    /// Drops the oldest event of `entry`'s store (whose key in the order is `k`).
+    fn evict_stored(&mut self, sid: SessionId, entry: &mut Entry, k: u64) {
+        let Some(store) = entry.store.as_mut() else {
+            self.store_order.remove(&(k, sid));
+            return;
+        };
+        let before = (store.len(), store.bytes());
+        if !store.evict_oldest() {
+            // A store that cannot evict from outside stays out of the totals' order.
+            self.store_order.remove(&(k, sid));
+            entry.store_key = None;
+            entry.stored.clear();
+            return;
+        }
+        self.stats.stored_events_evicted += 1;
+        self.stored_changed(sid, entry, before);
+    }
+
+    /// Records `peer` as the client of `entry`, a new stateful session.
+    fn set_peer(&mut self, entry: &mut Entry, peer: Option<IpAddr>) {
+        entry.peer = peer;
+        if let Some(p) = peer {
+            *self.peers.entry(p).or_insert(0) += 1;
         }
     }
 
@@ -1361,10 +1631,27 @@ impl Endpoint {
         if entry.listen {
             self.listening = self.listening.saturating_sub(1);
         }
+        if let Some(p) = entry.peer
+            && let Some(n) = self.peers.get_mut(&p)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.peers.remove(&p);
+            }
+        }
+        if let Some(k) = entry.store_key.take() {
+            self.store_order.remove(&(k, sid));
+        }
+        self.move_idle(sid, &mut entry, None);
+        if let Some(store) = &entry.store {
+            self.stored_events = self.stored_events.saturating_sub(store.len());
+            self.stored_bytes = self.stored_bytes.saturating_sub(store.bytes());
+        }
         match entry.ending {
             Ending::Closed => self.stats.sessions_closed += 1,
             Ending::Deleted => self.stats.sessions_deleted += 1,
             Ending::Expired => self.stats.sessions_expired += 1,
+            Ending::Evicted => self.stats.sessions_evicted += 1,
         }
     }
 }
@@ -1382,6 +1669,11 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (a, None) => a,
         (None, b) => b,
     }
+}
+
+/// The peer address the driver named for a request.
+fn peer_of(parts: &Parts) -> Option<IpAddr> {
+    parts.extensions.get::<PeerAddr>().map(|p| p.0)
 }
 
 /// Checks a POST against the session's state: batches only where the version allows them,
@@ -1438,20 +1730,22 @@ fn classify(body: &[u8]) -> Result<Classified, Refusal> {
                                 Some(&id),
                             ));
                         }
-                        if c.requests.contains(&id) {
-                            return Err(Refusal::new(
-                                StatusCode::BAD_REQUEST,
-                                -32600,
-                                "Invalid Request: duplicate request id in batch",
-                                Some(&id),
-                            ));
-                        }
                         c.requests.push(id);
                         c.answerable = true;
                     }
                     Ok(_) => {}
                     Err(rej) => c.answerable |= rej.answer,
                 }
+            }
+            // One pass over an ordered set, not each id against every earlier one: a batch
+            // of n ids costs n log n, whatever it holds.
+            if let Some(id) = crate::id::first_repeated(&c.requests) {
+                return Err(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    -32600,
+                    "Invalid Request: duplicate request id in batch",
+                    Some(id),
+                ));
             }
         }
         #[allow(unreachable_patterns)]

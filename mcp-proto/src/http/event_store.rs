@@ -30,6 +30,21 @@ pub trait EventStore: Send {
 
     /// Bytes of message data retained.
     fn bytes(&self) -> usize;
+
+    /// The stream and sequence number of the oldest event retained, if any. The endpoint
+    /// uses it, with [`evict_oldest`](Self::evict_oldest), to keep the events of all sessions
+    /// within [`EndpointConfig::max_stored_events_total`](super::EndpointConfig::max_stored_events_total)
+    /// and [`max_stored_bytes_total`](super::EndpointConfig::max_stored_bytes_total). The
+    /// default (`None`) opts the store out of those totals.
+    fn oldest(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// Drops the oldest event retained; `false` when there is none or the store cannot (the
+    /// default).
+    fn evict_oldest(&mut self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug)]
@@ -97,6 +112,18 @@ impl EventStore for MemoryEventStore {
     fn bytes(&self) -> usize {
         self.bytes
     }
+
+    fn oldest(&self) -> Option<(u64, u64)> {
+        self.events.front().map(|e| (e.stream, e.seq))
+    }
+
+    fn evict_oldest(&mut self) -> bool {
+        let Some(old) = self.events.pop_front() else {
+            return false;
+        };
+        self.bytes = self.bytes.saturating_sub(old.data.len());
+        true
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +160,18 @@ mod tests {
         assert_eq!(s.len(), 2, "an event above the byte bound is not kept");
         assert_eq!(replayed(&s, 1, 2), [(3, b"d".to_vec())]);
         assert!(replayed(&s, 9, 0).is_empty());
+    }
+
+    #[test]
+    fn the_oldest_event_can_be_evicted_from_outside() {
+        let mut s = MemoryEventStore::new(10, 100);
+        assert_eq!(s.oldest(), None);
+        assert!(!s.evict_oldest());
+        s.store(1, 1, b"aa");
+        s.store(2, 1, b"bbb");
+        assert_eq!(s.oldest(), Some((1, 1)));
+        assert!(s.evict_oldest());
+        assert_eq!((s.oldest(), s.len(), s.bytes()), (Some((2, 1)), 1, 3));
     }
 
     #[test]

@@ -56,11 +56,15 @@
 //!   responses get 202 and reach no session, since nothing could tie them to one. Requiring
 //!   `initialize` inside every POST instead would make stateless mode unusable for every
 //!   existing client, which sends it once.
-//! - **Bounds:** body size (413), sessions alive (503), events and bytes per session's event
-//!   store (oldest evicted first; a resumption that misses evicted events counts in
-//!   [`Stats::replay_gaps`]), unpulled bytes per SSE connection (a client that does not keep
-//!   up is cut off and resumes from the store), idle and handshake expiry (the session and
-//!   its store are freed; its id gets 404).
+//! - **Bounds:** body size (413), sessions alive (at the cap the least recently used idle
+//!   session is evicted, its id gets 404; 503 only when every session is busy), sessions per
+//!   peer address (optional, [`PeerAddr`]; 429), events and bytes per session's event store
+//!   and across all of them (oldest evicted first; a resumption that misses evicted events
+//!   counts in [`Stats::replay_gaps`]), unpulled bytes per SSE connection (a client that does
+//!   not keep up is cut off and resumes from the store), one standalone GET stream per
+//!   session (409), idle and handshake expiry (the session and its store are freed; its id
+//!   gets 404). Every check of a body (batches, duplicate ids, `_meta`) is linear (or
+//!   `n log n`) in its size.
 //! - **Status precedence:** 403 (`Host`, then `Origin`), 405 (method), then per method: POST
 //!   406 (`Accept`), 415 (`Content-Type`), 413 (size), 400 + -32700/-32600 (body), 400 (no
 //!   session id on a non-`initialize`), 404 (unknown or ended session), 400
@@ -85,10 +89,11 @@ mod reply;
 mod session_id;
 
 pub use config::{
-    AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, EndpointConfig, EventStoreFactory,
-    LegacySse, ResponseMode, ToolHeaders,
+    AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, DEFAULT_STORE_TOTAL_BYTES,
+    DEFAULT_STORE_TOTAL_EVENTS, EndpointConfig, EventStoreFactory, LegacySse, ResponseMode,
+    ToolHeaders,
 };
-pub use endpoint::{DeferredHead, Endpoint, SessionEvent, Stats, reply_status};
+pub use endpoint::{DeferredHead, Endpoint, PeerAddr, SessionEvent, Stats, reply_status};
 pub use event_store::{EventStore, MemoryEventStore};
 pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 pub use reply::{Body, StreamId, StreamPoll};

@@ -253,7 +253,13 @@ impl Session {
             self.queue_error(batch, Some(id), &e);
             return;
         }
-        let progress_token = params.and_then(progress_token_of);
+        let progress_token = match params.map_or(Ok(None), progress_token_of) {
+            Ok(token) => token,
+            Err(e) => {
+                self.queue_error(batch, Some(id), &e);
+                return;
+            }
+        };
         self.admit(
             id,
             method,
@@ -442,24 +448,37 @@ impl Session {
 }
 
 /// Reads `params._meta.progressToken` without building a tree (skipped entirely when the params
-/// contain no `_meta` key).
-fn progress_token_of(params: &RawValue) -> Option<ProgressToken> {
+/// contain no `_meta` key). A token that is neither a string nor an integer (an object, a
+/// float, a boolean) is an invalid request parameter (-32602), as the schema of every version
+/// has it; `null` counts as absent.
+fn progress_token_of(params: &RawValue) -> Result<Option<ProgressToken>, Error> {
     // A cheap pre-check spares the second parse for the common request without `_meta`; a
     // large argument is then scanned once more, not parsed.
-    if !mentions_meta(params.get()) {
-        return None;
+    if !params.get().starts_with('{') || !mentions_meta(params.get()) {
+        return Ok(None);
     }
     #[derive(Deserialize)]
-    struct Meta {
-        #[serde(rename = "progressToken")]
-        token: Option<ProgressToken>,
+    struct Meta<'a> {
+        #[serde(rename = "progressToken", borrow)]
+        token: Option<&'a RawValue>,
     }
     #[derive(Deserialize)]
-    struct P {
-        #[serde(rename = "_meta")]
-        meta: Option<Meta>,
+    struct P<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
     }
-    serde_json::from_str::<P>(params.get()).ok()?.meta?.token
+    // A `_meta` that is not an object is the method's own checks' business.
+    let token = serde_json::from_str::<P<'_>>(params.get())
+        .ok()
+        .and_then(|p| p.meta)
+        .and_then(|m| serde_json::from_str::<Meta<'_>>(m.get()).ok())
+        .and_then(|m| m.token);
+    let Some(token) = token else {
+        return Ok(None);
+    };
+    serde_json::from_str::<ProgressToken>(token.get())
+        .map(Some)
+        .map_err(|_| Error::invalid_params("`_meta.progressToken` must be a string or an integer"))
 }
 
 /// Whether `json` contains the text `"_meta"` (a key, or the same text inside a string).
@@ -506,15 +525,22 @@ mod tests {
         ] {
             assert_eq!(mentions_meta(json), yes, "{json}");
         }
-        assert_eq!(progress_token_of(&raw(r#"{"a":1}"#)), None);
+        let token = |json: &str| progress_token_of(&raw(json)).map_err(|e| e.code());
+        assert_eq!(token(r#"{"a":1}"#), Ok(None));
         assert_eq!(
-            progress_token_of(&raw(r#"{"a":1,"_meta":{"progressToken":"t"}}"#)),
-            Some(RequestId::from("t"))
+            token(r#"{"a":1,"_meta":{"progressToken":"t"}}"#),
+            Ok(Some(RequestId::from("t")))
         );
-        assert_eq!(progress_token_of(&raw(r#"{"_meta":{"other":1}}"#)), None);
         assert_eq!(
-            progress_token_of(&raw(r#"{"_meta":{"progressToken":null}}"#)),
-            None
+            token(r#"{"_meta":{"progressToken":-7}}"#),
+            Ok(Some(RequestId::Number(-7)))
         );
+        assert_eq!(token(r#"{"_meta":{"other":1}}"#), Ok(None));
+        assert_eq!(token(r#"{"_meta":{"progressToken":null}}"#), Ok(None));
+        assert_eq!(token(r#"{"_meta":7}"#), Ok(None));
+        for bad in [r#"{"a":1}"#, "1.5", "true", "[1]"] {
+            let json = format!(r#"{{"_meta":{{"progressToken":{bad}}}}}"#);
+            assert_eq!(token(&json), Err(-32602), "{json}");
+        }
     }
 }

@@ -239,7 +239,7 @@ impl Session {
         }
         match jsonrpc::parse(bytes) {
             Parsed::Single(Ok(env)) => self.on_envelope(now, env, None),
-            Parsed::Single(Err(rej)) => self.on_rejected(rej, None),
+            Parsed::Single(Err(rej)) => self.on_rejected(now, rej, None),
             Parsed::Batch(items) => self.on_batch(now, items),
             #[allow(unreachable_patterns)]
             _ => {}
@@ -269,9 +269,25 @@ impl Session {
         self.events.push_back(Event::InvalidMessage(e));
     }
 
-    fn on_rejected(&mut self, rej: Rejected, batch: Option<u64>) {
-        if rej.answer && self.state != State::Closed {
-            self.queue_error(batch, rej.id, &rej.error);
+    fn on_rejected(&mut self, now: Instant, rej: Rejected, batch: Option<u64>) {
+        if rej.answer {
+            if self.state != State::Closed {
+                self.queue_error(batch, rej.id, &rej.error);
+            }
+            self.events.push_back(Event::InvalidMessage(rej.error));
+            return;
+        }
+        // An unreadable answer (a response or error response whose id could be read, e.g.
+        // `"error":"oops"`) to one of our requests: its waiter learns at once, instead of
+        // waiting for its timeout.
+        if let Some(RequestId::Number(n)) = rej.id
+            && self.pending.contains_key(&n)
+        {
+            let e = Error::new(
+                ErrorKind::ProtocolInvalid,
+                alloc::format!("malformed reply from the peer: {}", rej.error.message()),
+            );
+            self.on_response(now, RequestId::Number(n), Err(e));
         }
         self.events.push_back(Event::InvalidMessage(rej.error));
     }
@@ -282,6 +298,19 @@ impl Session {
             let e =
                 Error::invalid_request("JSON-RPC batches are not allowed in this protocol version");
             self.queue_error(None, None, &e);
+            self.events.push_back(Event::InvalidMessage(e));
+            return;
+        }
+        // Two requests with one id cannot both be answered (the answers would be
+        // indistinguishable): the batch is refused as a whole, with the id named, as the HTTP
+        // endpoint refuses such a POST. One pass over an ordered set: n log n for n ids.
+        let ids = items.iter().filter_map(|item| match item {
+            Ok(Envelope::Request { id, .. }) => Some(id),
+            _ => None,
+        });
+        if let Some(id) = crate::id::first_repeated(ids) {
+            let e = Error::invalid_request(alloc::format!("duplicate request id {id} in batch"));
+            self.queue_error(None, Some(id.clone()), &e);
             self.events.push_back(Event::InvalidMessage(e));
             return;
         }
@@ -296,7 +325,7 @@ impl Session {
                     self.events.push_back(Event::InvalidMessage(e));
                 }
                 Ok(env) => self.on_envelope(now, env, Some(b)),
-                Err(rej) => self.on_rejected(rej, Some(b)),
+                Err(rej) => self.on_rejected(now, rej, Some(b)),
             }
         }
         if let Some(entry) = self.batches.get_mut(&b) {

@@ -75,7 +75,8 @@ impl Endpoint {
                 None,
             );
         }
-        let sid = match self.fresh_session_id(random) {
+        let peer = peer_of(parts);
+        let sid = match self.fresh_session_id(now, random, peer) {
             Ok(sid) => sid,
             Err(refused) => return refused.reply(),
         };
@@ -86,6 +87,7 @@ impl Endpoint {
         let session = Session::server(self.config.session.clone());
         let mut entry = Entry::new(session, None, false, now);
         entry.legacy = true;
+        self.set_peer(&mut entry, peer);
         self.stats.sessions_created += 1;
         let (_, conn) = self.new_standalone(&mut entry, sid);
         if let Some(c) = self.conns.get_mut(&conn) {

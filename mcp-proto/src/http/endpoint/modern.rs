@@ -152,7 +152,7 @@ impl Endpoint {
         if listen && let Some(refused) = self.listen_refusal(parts, p, &id) {
             return refused;
         }
-        if self.sessions.len() >= self.config.max_sessions {
+        if !self.make_room(now) {
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 TRANSPORT_ERROR,
