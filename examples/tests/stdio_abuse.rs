@@ -12,11 +12,22 @@ use serde_json::{Value, json};
 
 const RUNTIMES: [&str; 3] = ["tokio", "async-std", "smol"];
 
-fn spawn(runtime: &str) -> (Child, ChildStdin, ChildStdout) {
+/// The server process, killed when the test ends however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(runtime: &str) -> (Server, ChildStdin, ChildStdout) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_everything"))
         .args(["--runtime", runtime])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -27,7 +38,7 @@ fn spawn(runtime: &str) -> (Child, ChildStdin, ChildStdout) {
     ] {
         writeln!(stdin, "{l}").unwrap();
     }
-    (child, stdin, stdout)
+    (Server(child), stdin, stdout)
 }
 
 /// A tool call that streams items without pause for as long as it is not cancelled.
@@ -47,10 +58,10 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn wait_exit(child: &mut Child, within: Duration) -> bool {
+fn wait_exit(child: &mut Server, within: Duration) -> bool {
     let deadline = Instant::now() + within;
     while Instant::now() < deadline {
-        if child.try_wait().unwrap().is_some() {
+        if child.0.try_wait().unwrap().is_some() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -67,7 +78,7 @@ fn unread_output_stays_within_the_budget_and_ping_is_answered_on_reading() {
         let mut peak = 0;
         for _ in 0..20 {
             std::thread::sleep(Duration::from_millis(100));
-            peak = peak.max(rss_kib(child.id()));
+            peak = peak.max(rss_kib(child.0.id()));
         }
         assert!(
             peak < 96 * 1024,
@@ -139,5 +150,17 @@ fn a_dead_host_makes_the_server_exit() {
             "{runtime}: still running 2 s after its stdout closed"
         );
         drop(stdin);
+        // The host closes stdin and keeps reading, but a handler never ends: the close
+        // timeout (2 s) cancels it.
+        let (mut child, mut stdin, mut stdout) = spawn(runtime);
+        writeln!(stdin, "{}", endless_stream(2)).unwrap();
+        let reader = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        std::thread::sleep(Duration::from_millis(200));
+        drop(stdin);
+        assert!(
+            wait_exit(&mut child, Duration::from_secs(6)),
+            "{runtime}: a handler that never ends kept the server alive after stdin closed"
+        );
+        let _ = reader.join();
     }
 }

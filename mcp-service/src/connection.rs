@@ -194,6 +194,9 @@ pub struct Connection<R: Runtime> {
     finished: bool,
     /// The connection's handle: its output budget is published and enforced through it.
     peer: Peer,
+    /// The session ended with output still unwritten: when the connection stops waiting for
+    /// the peer to read it (the session's close timeout after the end).
+    flush_deadline: Option<Instant>,
 }
 
 impl<R: Runtime> std::fmt::Debug for Connection<R> {
@@ -261,6 +264,7 @@ pub fn connection<R: Runtime>(
         timer: DeadlineTimer::default(),
         finished: false,
         peer: peer.clone(),
+        flush_deadline: None,
     };
     (peer, conn, ready_rx)
 }
@@ -491,9 +495,17 @@ impl<R: Runtime> Connection<R> {
     /// Keeps one timer armed no later than the session's next deadline (see
     /// [`DeadlineTimer`]). Returns the time when the timer fired.
     fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<Instant> {
-        let deadline = self.session.poll_timeout();
+        let deadline = self.session.poll_timeout().or(self.flush_deadline);
         let now = self.timer.poll(&self.rt, deadline, cx)?;
         self.session.handle_timeout(now);
+        if self.flush_deadline.is_some_and(|d| d <= now) {
+            // The peer did not read what was left within the close timeout: drop it.
+            tracing::debug!(target: "mcp", unwritten = self.out.len() - self.out_pos, "dropping output the peer did not read after the session ended");
+            self.out.clear();
+            self.out_pos = 0;
+            self.needs_flush = false;
+            self.peer.shared.flow.set_backlog(0);
+        }
         Some(now)
     }
 
@@ -553,6 +565,19 @@ impl<R: Runtime> Future for Connection<R> {
             // requests come in, instead of after a whole budget of reading.
             let spawned = this.handlers.take_spawned() > 0;
 
+            if this.session.is_closed()
+                && this.flush_deadline.is_none()
+                && !(this.out.is_empty() && !this.needs_flush)
+            {
+                this.flush_deadline = this
+                    .session
+                    .config()
+                    .close_timeout
+                    .map(|t| this.rt.now() + t);
+                if this.flush_deadline.is_some() {
+                    progressed = true; // arm the timer
+                }
+            }
             if this.session.is_closed() && this.out.is_empty() && !this.needs_flush {
                 if !this.writer_closed && !this.write_failed {
                     let closed = match (this.messages.as_mut(), this.wire.as_mut()) {

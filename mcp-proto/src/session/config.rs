@@ -54,13 +54,20 @@ pub struct Config {
     /// a change that would exceed it ends the stream (`notifications/cancelled` naming it)
     /// rather than growing the queue.
     pub listener_backlog: usize,
+    /// How long a graceful close (the peer's input ended, or [`Session::close`]) waits for
+    /// in-flight inbound requests to be answered and their answers taken by the transport
+    /// (default 2 s); then the session ends without them (`None`: it waits as long as they
+    /// run). A host that closes a stdio server's stdin thus sees it exit in bounded time.
+    ///
+    /// [`Session::close`]: super::Session::close
+    pub close_timeout: Option<Duration>,
 }
 
 impl Config {
     /// A configuration named `name` at `version`, supporting every handshake version, with
     /// empty capabilities, NDJSON framing, 16 MiB messages, 1024 requests in flight each way and
     /// a 60 s default timeout; a server holds up to 16 listen streams of up to 64 queued
-    /// messages each.
+    /// messages each; a graceful close waits at most 2 s for requests in flight.
     pub fn new(name: &str, version: &str) -> Self {
         let mut info = Vec::new();
         info.extend_from_slice(b"{\"name\":");
@@ -82,6 +89,7 @@ impl Config {
             discovery: super::Discovery::Initialize,
             max_listeners: 16,
             listener_backlog: 64,
+            close_timeout: Some(Duration::from_secs(2)),
         }
     }
 

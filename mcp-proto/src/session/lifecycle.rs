@@ -415,7 +415,7 @@ impl Session {
             }
         }
         self.decoder = decoder;
-        self.begin_close("the peer closed its side of the connection");
+        self.begin_close(now, "the peer closed its side of the connection");
     }
 
     /// The transport is gone: every pending outbound request fails exactly once, in-flight
@@ -436,11 +436,11 @@ impl Session {
     /// Closes gracefully: pending outbound requests fail with `TransportClosed`, new inbound
     /// requests are refused, in-flight inbound requests may still be answered; the session ends
     /// ([`Event::Closed`]) once they are and everything is flushed.
-    pub fn close(&mut self, _now: Instant) {
+    pub fn close(&mut self, now: Instant) {
         if self.state == State::Closed {
             return;
         }
-        self.begin_close("the session was closed");
+        self.begin_close(now, "the session was closed");
     }
 
     fn fail_pending(&mut self, kind: ErrorKind, message: &'static str) {
@@ -467,12 +467,13 @@ impl Session {
         self.emit_closed(Some(error));
     }
 
-    fn begin_close(&mut self, why: &'static str) {
+    fn begin_close(&mut self, now: Instant, why: &'static str) {
         if matches!(self.state, State::Closing | State::Closed) {
             return;
         }
         self.fail_pending(ErrorKind::TransportClosed, why);
         self.state = State::Closing;
+        self.close_deadline = self.config.close_timeout.map(|t| now + t);
         // Listen streams last until the session ends: end them now, each with its result.
         self.end_listeners();
         self.maybe_finish_close();
@@ -487,6 +488,22 @@ impl Session {
             self.state = State::Closed;
             self.emit_closed(None);
         }
+    }
+
+    /// The graceful close ran out of time ([`Config::close_timeout`]): the requests still in
+    /// flight and what was not transmitted are dropped, and the session ends.
+    ///
+    /// [`Config::close_timeout`]: super::Config::close_timeout
+    pub(super) fn close_timed_out(&mut self, now: Instant) {
+        if self.state != State::Closing || self.close_deadline.is_none_or(|d| d > now) {
+            return;
+        }
+        self.inbound.clear();
+        self.listeners.clear();
+        self.batches.clear();
+        self.out.clear();
+        self.state = State::Closed;
+        self.emit_closed(None);
     }
 
     fn emit_closed(&mut self, error: Option<Error>) {

@@ -82,6 +82,8 @@ pub struct Session {
     events: VecDeque<Event>,
     decoder: NdjsonDecoder,
     closed_emitted: bool,
+    /// When a graceful close gives up on what is still in flight ([`Config::close_timeout`]).
+    close_deadline: Option<Instant>,
     /// Why this side may not send requests (an HTTP session whose transport cannot carry the
     /// peer's answer back), if it may not.
     pub(crate) requests_refused: Option<&'static str>,
@@ -143,6 +145,7 @@ impl Session {
             out: VecDeque::new(),
             events: VecDeque::new(),
             closed_emitted: false,
+            close_deadline: None,
             requests_refused: None,
             reinitializing: false,
             discovery: None,

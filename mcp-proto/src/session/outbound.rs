@@ -221,6 +221,12 @@ impl Session {
         if self.state == State::Closed {
             return;
         }
+        if self.state == State::Closing {
+            self.close_timed_out(now);
+            if self.state == State::Closed {
+                return;
+            }
+        }
         let mut expired: Vec<i64> = Vec::new();
         for (id, p) in &self.pending {
             if p.deadline.is_some_and(|d| d <= now) {
@@ -262,7 +268,11 @@ impl Session {
         if self.state == State::Closed {
             return None;
         }
-        self.pending.values().filter_map(|p| p.deadline).min()
+        let close = match self.state {
+            State::Closing => self.close_deadline,
+            _ => None,
+        };
+        earliest(self.pending.values().filter_map(|p| p.deadline).min(), close)
     }
 
     // --------------------------------------------------------------- internals
