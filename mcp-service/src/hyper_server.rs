@@ -890,6 +890,42 @@ mod tests {
     }
 
     #[test]
+    fn body_deadlines() {
+        let at = |s: u64| Instant::from_micros(s * 1_000_000);
+        let start = at(100);
+        let limits = BodyLimits::default();
+        // Nothing read: the grace period.
+        assert_eq!(limits.deadline_at(start, 0), Some(at(105)));
+        // 80 KiB at 8 KiB/s earn 10 s.
+        assert_eq!(limits.deadline_at(start, 80 * 1024), Some(at(110)));
+        // Never later than the whole-body deadline.
+        assert_eq!(limits.deadline_at(start, 4 << 20), Some(at(130)));
+        assert_eq!(BodyLimits::unlimited().deadline_at(start, 0), None);
+        let rate_only = BodyLimits::unlimited().min_bytes_per_sec(1000);
+        assert_eq!(rate_only.deadline_at(start, 3000), Some(at(103)));
+    }
+
+    #[tokio::test]
+    async fn a_stalled_body_is_answered_408_and_a_prompt_one_is_not() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone()).response_mode(ResponseMode::Json);
+        let service = HyperService::spawn(&rt, &server, config);
+        let limits = BodyLimits::unlimited().deadline(Some(std::time::Duration::from_millis(200)));
+        let (tx, rx) = futures_channel::mpsc::channel::<Result<Frame<Bytes>, io::Error>>(1);
+        let stalled = post(StreamBody::new(rx));
+        let resp = respond_with(&rt, service.handle(), stalled, limits).await;
+        assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(resp.headers()["connection"], "close");
+        drop(tx);
+        let prompt = post(chunked(vec![Ok(INIT)]));
+        let resp = respond_with(&rt, service.handle(), prompt, limits).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+
+    #[test]
     fn reply_body_shapes() {
         let empty = ReplyBody::from(HttpBody::Empty);
         assert!(empty.is_end_stream());

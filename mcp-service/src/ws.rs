@@ -189,7 +189,8 @@ impl WsConfig {
         self
     }
 
-    /// Sets the largest accepted message in bytes (instead of the session's limit).
+    /// Sets the largest accepted message in bytes (instead of the smaller of the session's
+    /// limit and 4 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = Some(bytes);
         self
@@ -1357,6 +1358,59 @@ mod tests {
                 upgrade_request("/ws").header(header::ORIGIN, "http://[::1]:3000")
             ),
             101
+        );
+    }
+
+    /// A client frame with a zero mask key.
+    fn frame(fin: bool, opcode: u8, len: usize) -> Vec<u8> {
+        let mut f = vec![if fin { 0x80 } else { 0 } | opcode];
+        match len {
+            n if n < 126 => f.push(0x80 | n as u8),
+            n if n <= 0xffff => {
+                f.push(0x80 | 126);
+                f.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                f.push(0x80 | 127);
+                f.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        f.extend_from_slice(&[0; 4]);
+        f.resize(f.len() + len, b'x');
+        f
+    }
+
+    #[test]
+    fn frame_tracking_follows_fragments_and_ignores_control_frames() {
+        let mut p = FrameParser::default();
+        assert!(!p.unfinished());
+        // A whole text frame, fed byte by byte: unfinished until its last byte.
+        let whole = frame(true, 0x1, 300);
+        for (i, b) in whole.iter().enumerate() {
+            p.feed(std::slice::from_ref(b));
+            assert_eq!(p.unfinished(), i + 1 < whole.len(), "byte {i}");
+        }
+        assert_eq!(p.begun, 1);
+        // A fragmented message with pings in between stays one unfinished span.
+        p.feed(&frame(false, 0x1, 70_000));
+        assert!(p.unfinished());
+        p.feed(&frame(true, 0x9, 4));
+        p.feed(&frame(false, 0x0, 10));
+        p.feed(&frame(true, 0xA, 0));
+        assert!(p.unfinished());
+        assert_eq!(p.begun, 2);
+        p.feed(&frame(true, 0x0, 0));
+        assert!(!p.unfinished());
+        // Several frames in one read; the last one cut short.
+        let mut bytes = frame(true, 0x1, 5);
+        bytes.extend(frame(true, 0x9, 0));
+        bytes.extend(&frame(true, 0x1, 20)[..7]);
+        p.feed(&bytes);
+        assert!(p.unfinished());
+        assert_eq!(p.begun, 5);
+        assert_eq!(
+            p.read,
+            (whole.len() + frame(false, 0x1, 70_000).len() + 16 + 16 + 6 + 11 + 6 + 7) as u64
         );
     }
 
