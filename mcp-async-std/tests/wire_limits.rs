@@ -44,6 +44,22 @@ fn start_ws<D: Driver<TcpListener = TcpListener>>(rt: D, config: WsConfig) -> So
     addr
 }
 
+fn start_tcp<D: Driver<TcpListener = TcpListener>>(
+    rt: D,
+    limits: mcp_async_std::ConnectionLimits,
+) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let server = Server::builder("wire-limits", "1").build();
+    let serve_rt = rt.clone();
+    rt.spawn(Box::pin(async move {
+        if let Err(e) = mcp_async_std::serve_tcp_with(serve_rt, server, listener, limits).await {
+            eprintln!("serve_tcp_with failed: {e}");
+        }
+    }));
+    addr
+}
+
 /// `$name` on both runtimes, each with the servers on its global executor (whose threads
 /// run the tasks while the scenario blocks on `std` sockets).
 macro_rules! on_both {
@@ -74,7 +90,10 @@ on_both!(start_http:
     http_connection_caps_refuse_with_503,
 );
 
+on_both!(start_tcp: tcp_connection_cap_closes);
+
 on_both!(start_ws:
+    ws_handshake_is_closed_at_the_header_timeout,
     ws_unfinished_message_is_closed_at_its_deadline,
     ws_unfinished_message_over_its_budget_is_closed,
     ws_silent_peer_is_closed_at_the_idle_timeout,

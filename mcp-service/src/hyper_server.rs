@@ -577,26 +577,25 @@ where
     }
 }
 
-/// [`HyperService`] for one connection: every request gets the peer's [`RemoteAddr`].
+/// A service for one connection (a [`HyperService`]): every request gets the peer's
+/// [`RemoteAddr`].
 #[derive(Clone, Debug)]
-struct ConnService {
-    inner: HyperService,
+struct ConnService<S> {
+    inner: S,
     addr: std::net::SocketAddr,
 }
 
-impl<B> hyper::service::Service<Request<B>> for ConnService
+impl<S, B> hyper::service::Service<Request<B>> for ConnService<S>
 where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<BoxError>,
+    S: hyper::service::Service<Request<B>>,
 {
-    type Response = Response<ReplyBody>;
-    type Error = Infallible;
-    type Future = ReplyFuture;
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
 
-    fn call(&self, mut req: Request<B>) -> ReplyFuture {
+    fn call(&self, mut req: Request<B>) -> S::Future {
         req.extensions_mut().insert(RemoteAddr(self.addr));
-        hyper::service::Service::call(&self.inner, req)
+        self.inner.call(req)
     }
 }
 
@@ -887,6 +886,27 @@ mod tests {
             .downcast_ref::<io::Error>()
             .expect("the body's own error");
         assert_eq!(io.kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn each_request_of_a_connection_carries_the_peer_address() {
+        use hyper::service::Service;
+        /// Answers with the request's `RemoteAddr`.
+        struct Seen;
+        impl Service<Request<()>> for Seen {
+            type Response = Option<RemoteAddr>;
+            type Error = Infallible;
+            type Future = std::future::Ready<Result<Option<RemoteAddr>, Infallible>>;
+            fn call(&self, req: Request<()>) -> Self::Future {
+                std::future::ready(Ok(req.extensions().get::<RemoteAddr>().copied()))
+            }
+        }
+        let addr: std::net::SocketAddr = "192.0.2.7:4321".parse().unwrap();
+        let svc = ConnService { inner: Seen, addr };
+        for _ in 0..2 {
+            let seen = block_on(svc.call(Request::new(()))).unwrap();
+            assert_eq!(seen, Some(RemoteAddr(addr)));
+        }
     }
 
     #[test]

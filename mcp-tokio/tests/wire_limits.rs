@@ -55,6 +55,14 @@ fn start_ws(config: WsConfig) -> SocketAddr {
     addr
 }
 
+fn start_tcp(limits: mcp_tokio::ConnectionLimits) -> SocketAddr {
+    let (listener, addr) = listener();
+    let server = Server::builder("wire-limits", "1").build();
+    let rt = TokioRuntime::new(runtime().handle().clone());
+    runtime().spawn(mcp_tokio::serve_tcp_with(rt, server, listener, limits));
+    addr
+}
+
 macro_rules! http {
     ($($name:ident),* $(,)?) => {$(
         #[test]
@@ -81,7 +89,13 @@ http!(
     http_connection_caps_refuse_with_503,
 );
 
+#[test]
+fn tcp_connection_cap_closes() {
+    wire::tcp_connection_cap_closes(&start_tcp);
+}
+
 ws!(
+    ws_handshake_is_closed_at_the_header_timeout,
     ws_unfinished_message_is_closed_at_its_deadline,
     ws_unfinished_message_over_its_budget_is_closed,
     ws_silent_peer_is_closed_at_the_idle_timeout,

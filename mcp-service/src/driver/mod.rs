@@ -286,7 +286,8 @@ fn accept_error(e: &io::Error) -> AcceptError {
 pub struct ConnectionLimits {
     /// The most connections served at once (default 4096, capped by the descriptor limit).
     pub max_connections: usize,
-    /// The most connections served at once from one peer IP address (default 256).
+    /// The most connections served at once from one peer IP address (default 256): an IPv4
+    /// address, or an IPv6 /64 prefix (what one host is commonly given).
     pub max_per_ip: usize,
 }
 
@@ -403,6 +404,7 @@ fn admit(
     limits: &ConnectionLimits,
     ip: std::net::IpAddr,
 ) -> Option<Permit> {
+    let ip = peer_key(ip);
     let mut c = lock(counts);
     let from_ip = c.per_ip.get(&ip).copied().unwrap_or(0);
     if c.total >= limits.max_connections || from_ip >= limits.max_per_ip {
@@ -414,6 +416,22 @@ fn admit(
         counts: counts.clone(),
         ip,
     })
+}
+
+/// What [`ConnectionLimits::max_per_ip`] counts by: an IPv4 address (IPv4-mapped IPv6 ones
+/// too), or the /64 prefix of an IPv6 address (one host is commonly given a whole /64).
+fn peer_key(ip: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv6Addr};
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
 }
 
 /// Refuses `stream` as `how` says, never blocking the accept loop: the 503 is one
@@ -478,4 +496,40 @@ pub async fn memory_pair<R: Runtime>(
         }
     }));
     Client::connect(rt, client_end, options).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_count_in_total_and_per_address() {
+        let counts = std::sync::Arc::new(std::sync::Mutex::new(Counts::default()));
+        let limits = ConnectionLimits::default().max_connections(3).max_per_ip(2);
+        let a: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+        let b: std::net::IpAddr = "::ffff:10.0.0.2".parse().unwrap();
+        let c: std::net::IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let c2: std::net::IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let p1 = admit(&counts, &limits, a).unwrap();
+        let _p2 = admit(&counts, &limits, a).unwrap();
+        assert!(admit(&counts, &limits, a).is_none(), "per address");
+        let _p3 = admit(&counts, &limits, b).unwrap();
+        assert!(admit(&counts, &limits, c).is_none(), "in total");
+        drop(p1);
+        let _p4 = admit(&counts, &limits, c).unwrap();
+        assert_eq!(lock(&counts).total, 3);
+        // One IPv6 /64 is one peer; an IPv4-mapped address is its IPv4 one.
+        assert_eq!(peer_key(c), peer_key(c2));
+        assert_eq!(peer_key(b), "10.0.0.2".parse::<std::net::IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn default_caps_leave_descriptors_over() {
+        let limits = ConnectionLimits::default();
+        assert!(limits.max_connections <= DEFAULT_MAX_CONNECTIONS);
+        assert!(limits.max_per_ip <= limits.max_connections);
+        if let Some(n) = descriptor_limit() {
+            assert!(limits.max_connections <= (n / 4 * 3).max(1));
+        }
+    }
 }

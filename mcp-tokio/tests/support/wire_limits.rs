@@ -30,6 +30,9 @@ pub type StartHttp<'a> = &'a dyn Fn(HttpServerOptions) -> SocketAddr;
 /// Starts a WebSocket server (`serve_ws_with`, bound to loopback) with this configuration
 /// and returns its address.
 pub type StartWs<'a> = &'a dyn Fn(WsConfig) -> SocketAddr;
+/// Starts a raw TCP server (`serve_tcp_with`, newline-delimited JSON-RPC) with these caps and
+/// returns its address.
+pub type StartTcp<'a> = &'a dyn Fn(ConnectionLimits) -> SocketAddr;
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
@@ -502,6 +505,18 @@ pub fn ws_silent_peer_is_closed_at_the_idle_timeout(start: StartWs<'_>) {
     live.join().expect("the live peer stays connected");
 }
 
+/// A connection that never finishes its upgrade request is closed at the header timeout
+/// (today hyper's fixed 30 s).
+pub fn ws_handshake_is_closed_at_the_header_timeout(start: StartWs<'_>) {
+    let timeout = secs(1.0);
+    let addr = start(ws_config().header_read_timeout(Some(timeout)));
+    let mut half = connect(addr);
+    half.write_all(format!("GET /ws HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+        .unwrap();
+    assert_closed(&mut half, timeout, "half an upgrade request");
+    let _ok = ws_open(addr);
+}
+
 /// Over the WebSocket server's cap a connection gets the same 503 before any handshake.
 pub fn ws_connection_cap_refuses_with_503(start: StartWs<'_>) {
     let addr = start(ws_config().connections(ConnectionLimits::default().max_connections(2)));
@@ -511,4 +526,47 @@ pub fn ws_connection_cap_refuses_with_503(start: StartWs<'_>) {
     let got = assert_closed(&mut c, Duration::ZERO, "a third WebSocket connection");
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 503"), "{text:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw TCP
+// ---------------------------------------------------------------------------------------------
+
+/// Sends `initialize` as one line and reads the answer's line.
+fn tcp_initialize(s: &mut TcpStream) -> String {
+    s.write_all(format!("{INIT}\n").as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while !line.ends_with(b"\n") {
+        match s.read(&mut byte) {
+            Ok(1) => line.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
+
+/// Over a raw TCP server's cap a connection is closed at once, unanswered (a JSON-RPC byte
+/// stream has no way to say why); a connection given back makes room (today every
+/// connection is served).
+pub fn tcp_connection_cap_closes(start: StartTcp<'_>) {
+    let addr = start(ConnectionLimits::default().max_connections(2));
+    let mut a = connect(addr);
+    let mut b = connect(addr);
+    assert!(tcp_initialize(&mut a).contains("\"result\""));
+    assert!(tcp_initialize(&mut b).contains("\"result\""));
+    let mut c = connect(addr);
+    let got = assert_closed(&mut c, Duration::ZERO, "a third TCP connection");
+    assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
+    drop(a);
+    let until = Instant::now() + SLACK;
+    loop {
+        let mut d = connect(addr);
+        if tcp_initialize(&mut d).contains("\"result\"") {
+            break;
+        }
+        assert!(Instant::now() < until, "no room after a connection closed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
