@@ -430,11 +430,14 @@ fn behaviour_tools(builder: ServerBuilder) -> ServerBuilder {
                 "Tests tool that emits log messages during execution",
             ),
             |_: Value, cx: ToolContext| async move {
-                cx.log(LoggingLevel::Info, None, "Tool execution started").await?;
+                cx.log(LoggingLevel::Info, None, "Tool execution started")
+                    .await?;
                 sleep(50).await;
-                cx.log(LoggingLevel::Info, None, "Tool processing data").await?;
+                cx.log(LoggingLevel::Info, None, "Tool processing data")
+                    .await?;
                 sleep(50).await;
-                cx.log(LoggingLevel::Info, None, "Tool execution completed").await?;
+                cx.log(LoggingLevel::Info, None, "Tool execution completed")
+                    .await?;
                 Ok(CallToolResult::text(
                     "Tool with logging executed successfully",
                 ))
@@ -454,7 +457,8 @@ fn behaviour_tools(builder: ServerBuilder) -> ServerBuilder {
                         step,
                         Some(100.0),
                         Some(&format!("Completed step {step} of 100")),
-                    ).await?;
+                    )
+                    .await?;
                 }
                 let token = cx.request().progress_token().map(ToString::to_string);
                 Ok(CallToolResult::text(match token {
@@ -1213,7 +1217,8 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                         f64::from(step),
                         Some(total),
                         Some(&format!("step {step} of {}", args.steps)),
-                    ).await?;
+                    )
+                    .await?;
                 }
                 Ok(CallToolResult::text(format!(
                     "slow: done after {} steps",
@@ -1238,7 +1243,8 @@ fn extra_tools(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder 
                     if i > 1 {
                         sleep_unless_cancelled(&cx, args.delay_ms).await?;
                     }
-                    cx.stream(Content::text(format!("item {i} of {}", args.count))).await?;
+                    cx.stream(Content::text(format!("item {i} of {}", args.count)))
+                        .await?;
                 }
                 Ok(CallToolResult::text(format!(
                     "stream: {} items sent",

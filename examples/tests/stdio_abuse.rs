@@ -85,7 +85,12 @@ fn unread_output_stays_within_the_budget_and_ping_is_answered_on_reading() {
             "{runtime}: the server grew to {peak} KiB while its output was not read"
         );
         // The host reads again and pings: the answer comes within a bound.
-        writeln!(stdin, "{}", json!({"jsonrpc":"2.0","id":"ping","method":"ping"})).unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","id":"ping","method":"ping"})
+        )
+        .unwrap();
         let (tx, rx) = mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout);

@@ -13,7 +13,7 @@
 //!
 //! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any
 //!   `futures-io` byte stream: async-std or smol sockets, `async_io::Async<UnixStream>`),
-//!   [`serve_tcp`] (an accept loop), [`serve_http`] (Streamable HTTP on hyper);
+//!   [`serve_tcp`] / [`serve_tcp_with`] (an accept loop, its caps in [`ConnectionLimits`]), [`serve_http`] (Streamable HTTP on hyper);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
 //!   [`spawn`] / [`spawn_with`] (a child process spoken to over its stdin/stdout, see
 //!   [`ChildClient`]); over HTTP: [`connect_http`] (Streamable HTTP), [`connect_sse`] (the
@@ -47,7 +47,7 @@
 //! | `smol`        | yes     | `SmolRuntime` |
 //! | `stdio`       | yes     | `serve_stdio`, `stdio_stream` |
 //! | `child`       | yes     | `spawn`, `spawn_with`, `ChildClient` (servers in child processes) |
-//! | `http-server` | no      | `serve_http` (Streamable HTTP on hyper) |
+//! | `http-server` | no      | `serve_http`, `serve_http_with` (`HttpServerOptions`: time limits, connection caps) (Streamable HTTP on hyper) |
 //! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TcpConnector`; hyper's client, `url` |
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
@@ -85,19 +85,23 @@ mod stdio;
 
 pub use mcp_proto as proto;
 pub use mcp_service as service;
-#[cfg(feature = "http-server")]
-pub use mcp_service::driver::serve_http;
 #[cfg(feature = "child")]
 pub use mcp_service::driver::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
-pub use mcp_service::driver::{Driver, connect_stream, memory_pair, serve_stream, serve_tcp};
+pub use mcp_service::driver::{
+    ConnectionLimits, Driver, connect_stream, memory_pair, serve_stream, serve_tcp, serve_tcp_with,
+};
 #[cfg(feature = "http-client")]
 pub use mcp_service::driver::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "ws")]
 pub use mcp_service::driver::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(feature = "http-server")]
+pub use mcp_service::driver::{serve_http, serve_http_with};
 #[cfg(feature = "stdio")]
 pub use mcp_service::driver::{serve_stdio, stdio_stream};
 #[cfg(feature = "http-client")]
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
+#[cfg(feature = "http-server")]
+pub use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
 #[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{

@@ -326,7 +326,10 @@ impl<R: Runtime> Connection<R> {
             while self.session.poll_transmit(&mut self.out).is_some() {
                 progressed = true;
             }
-            self.peer.shared.flow.set_backlog(self.out.len() - self.out_pos);
+            self.peer
+                .shared
+                .flow
+                .set_backlog(self.out.len() - self.out_pos);
             if self.out_pos >= self.out.len() {
                 break;
             }
@@ -350,7 +353,10 @@ impl<R: Runtime> Connection<R> {
                         self.out.clear();
                         self.out_pos = 0;
                     }
-                    self.peer.shared.flow.set_backlog(self.out.len() - self.out_pos);
+                    self.peer
+                        .shared
+                        .flow
+                        .set_backlog(self.out.len() - self.out_pos);
                 }
                 Poll::Ready(Err(e)) => {
                     self.fail_transport(write_error(e));
@@ -567,7 +573,7 @@ impl<R: Runtime> Future for Connection<R> {
 
             if this.session.is_closed()
                 && this.flush_deadline.is_none()
-                && !(this.out.is_empty() && !this.needs_flush)
+                && (!this.out.is_empty() || this.needs_flush)
             {
                 this.flush_deadline = this
                     .session

@@ -6,9 +6,27 @@
 //!   413), submits it through an [`HttpHandle`] and returns a [`ReplyBody`] that streams SSE
 //!   chunks as the engine produces them;
 //! - [`HyperService`] is that function as a cloneable hyper [`Service`](hyper::service::Service);
-//! - [`serve_connection`] serves one HTTP/1.1 connection (any IO implementing hyper's
-//!   `rt::Read + rt::Write`: [`FuturesIo`](crate::hyper_io::FuturesIo), hyper-util's `TokioIo`,
-//!   a TLS stream) with hyper's timers on a [`Runtime`].
+//! - [`serve_connection`] / [`serve_connection_with`] serve one HTTP/1.1 connection (any IO
+//!   implementing hyper's `rt::Read + rt::Write`: [`FuturesIo`](crate::hyper_io::FuturesIo),
+//!   hyper-util's `TokioIo`, a TLS stream) with the time limits of [`HttpServerOptions`] on a
+//!   [`Runtime`], each request carrying the peer's [`RemoteAddr`].
+//!
+//! # Time limits on the wire
+//!
+//! A client that opens connections and then sends slowly, or not at all, must not hold the
+//! server's memory and descriptors: [`HttpServerOptions`] bounds every phase of a connection
+//! (defaults in parentheses):
+//!
+//! | phase | limit | what happens |
+//! | --- | --- | --- |
+//! | headers of a request (from the connection's start, or from the first byte of a later request) | `header_read_timeout` (10 s) | the connection is closed |
+//! | between requests of a keep-alive connection | `keep_alive_timeout` (60 s) | the connection is closed |
+//! | request body, whole | `body.deadline` (30 s) | `408 Request Timeout`, `Connection: close` |
+//! | request body, rate | `body.min_bytes_per_sec` (8 KiB/s) after `body.rate_grace` (5 s) | `408`, `Connection: close` |
+//! | connections at once | `connections` ([`ConnectionLimits`](crate::driver::ConnectionLimits): 4096, 256 per IP) | `503`, `Retry-After: 1`, closed |
+//!
+//! A reply (an SSE stream that stays open for minutes) is never timed: only what the client
+//! owes the server is.
 //!
 //! The [`Endpoint`](mcp_proto::http::Endpoint) routes by path itself (`EndpointConfig::path`,
 //! other paths get 404), so every request is passed through. This module owns no sockets and
@@ -19,7 +37,10 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use futures_core::Stream;
@@ -30,16 +51,227 @@ use hyper::server::conn::http1;
 
 use crate::http_engine::{HttpBody, HttpEngine, HttpHandle, SseStream};
 use crate::hyper_io::RuntimeTimer;
-use crate::runtime::Runtime;
+use crate::runtime::{BoxFuture, Runtime};
 use crate::server::Server;
 
-/// The address of the peer of the connection a request arrived on: the accept loop inserts
-/// it into the extensions of each request of the connection, and [`respond`] hands its IP to
-/// the endpoint as [`PeerAddr`](mcp_proto::http::PeerAddr) (what the per-peer session share,
+/// The address of the peer an HTTP request came from, in the request's extensions: the
+/// servers of this crate ([`serve_connection`], and so `serve_http`) insert it into every
+/// request they read, and [`respond`] hands its IP to the endpoint as
+/// [`PeerAddr`](mcp_proto::http::PeerAddr) (what the per-peer session share,
 /// [`EndpointConfig::max_sessions_per_peer`](mcp_proto::http::EndpointConfig::max_sessions_per_peer),
 /// counts by).
+///
+/// ```
+/// use mcp_service::hyper_server::RemoteAddr;
+///
+/// let mut req = http::Request::new(());
+/// req.extensions_mut().insert(RemoteAddr("127.0.0.1:5000".parse().unwrap()));
+/// assert_eq!(req.extensions().get::<RemoteAddr>().unwrap().0.port(), 5000);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RemoteAddr(pub std::net::SocketAddr);
+
+/// The default [`HttpServerOptions::header_read_timeout`].
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`HttpServerOptions::keep_alive_timeout`].
+pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`BodyLimits::deadline`].
+pub const DEFAULT_BODY_DEADLINE: Duration = Duration::from_secs(30);
+/// The default [`BodyLimits::min_bytes_per_sec`].
+pub const DEFAULT_BODY_MIN_RATE: u64 = 8 * 1024;
+/// The default [`BodyLimits::rate_grace`].
+pub const DEFAULT_BODY_RATE_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a request body may take to arrive: a whole-body deadline and a minimum rate.
+/// A body over either is answered `408 Request Timeout` with `Connection: close` (what was
+/// read of it is dropped, and the connection closes).
+///
+/// The defaults — 30 s for the whole body, and at least 8 KiB/s on average once 5 s have
+/// passed — let the endpoint's largest body (4 MiB by default) arrive at about 140 KB/s,
+/// far below any working link, while a client sending one byte now and then is cut off after
+/// 5 s instead of holding the buffer of a body for good.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_service::hyper_server::BodyLimits;
+///
+/// let limits = BodyLimits::default()
+///     .deadline(Some(Duration::from_secs(60)))
+///     .min_bytes_per_sec(1024);
+/// assert_eq!(limits.rate_grace, Duration::from_secs(5));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BodyLimits {
+    /// The most time from the start of reading a body to its end (`None`: no deadline).
+    pub deadline: Option<Duration>,
+    /// The least average rate in bytes per second, checked once `rate_grace` has passed
+    /// (0: no minimum).
+    pub min_bytes_per_sec: u64,
+    /// How long a body may arrive at any rate before `min_bytes_per_sec` applies.
+    pub rate_grace: Duration,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        BodyLimits {
+            deadline: Some(DEFAULT_BODY_DEADLINE),
+            min_bytes_per_sec: DEFAULT_BODY_MIN_RATE,
+            rate_grace: DEFAULT_BODY_RATE_GRACE,
+        }
+    }
+}
+
+impl BodyLimits {
+    /// No time limits on bodies.
+    pub fn unlimited() -> Self {
+        BodyLimits {
+            deadline: None,
+            min_bytes_per_sec: 0,
+            rate_grace: Duration::ZERO,
+        }
+    }
+
+    /// Sets the whole-body deadline.
+    pub fn deadline(mut self, deadline: Option<Duration>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Sets the least average rate (0: none).
+    pub fn min_bytes_per_sec(mut self, rate: u64) -> Self {
+        self.min_bytes_per_sec = rate;
+        self
+    }
+
+    /// Sets how long a body may arrive at any rate.
+    pub fn rate_grace(mut self, grace: Duration) -> Self {
+        self.rate_grace = grace;
+        self
+    }
+
+    /// When reading a body that started at `start` and holds `read` bytes becomes too slow.
+    fn deadline_at(&self, start: mcp_proto::Instant, read: usize) -> Option<mcp_proto::Instant> {
+        let whole = self.deadline.map(|d| start + micros(d));
+        let rate = (self.min_bytes_per_sec > 0).then(|| {
+            let earned = u64::try_from(read)
+                .unwrap_or(u64::MAX)
+                .saturating_mul(1_000_000)
+                / self.min_bytes_per_sec;
+            start
+                + mcp_proto::Duration::from_micros(earned.max(micros(self.rate_grace).as_micros()))
+        });
+        match (whole, rate) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+fn micros(d: Duration) -> mcp_proto::Duration {
+    mcp_proto::Duration::from_micros(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// The time limits of an HTTP server's connections ([`serve_connection_with`], and the
+/// drivers' `serve_http_with`); see the [module documentation](self#time-limits-on-the-wire)
+/// for what each bounds.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_service::driver::ConnectionLimits;
+/// use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
+///
+/// let options = HttpServerOptions::default()
+///     .header_read_timeout(Some(Duration::from_secs(5)))
+///     .keep_alive_timeout(Some(Duration::from_secs(30)))
+///     .body(BodyLimits::default().deadline(Some(Duration::from_secs(10))))
+///     .connections(ConnectionLimits::default().max_per_ip(64));
+/// assert_eq!(options.connections.max_per_ip, 64);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpServerOptions {
+    /// How long a request's headers may take (default 10 s): from the connection's start for
+    /// its first request, from the first byte of a later one. `None`: no limit.
+    ///
+    /// 10 s is ample for a client's few hundred bytes of headers and short enough that a
+    /// client holding connections open without finishing a request gives them back soon.
+    pub header_read_timeout: Option<Duration>,
+    /// How long a keep-alive connection may stay idle, no request in progress, before it is
+    /// closed (default 60 s; `None`: no limit). Long enough for an MCP client's pooled
+    /// connection between calls a user makes by hand, short enough that idle connections do
+    /// not pile up. (An open reply stream is a request in progress: never idle.)
+    pub keep_alive_timeout: Option<Duration>,
+    /// How long request bodies may take ([`BodyLimits`]).
+    pub body: BodyLimits,
+    /// Caps on concurrent connections, enforced by the accept loop of `serve_http`.
+    pub connections: crate::driver::ConnectionLimits,
+}
+
+impl Default for HttpServerOptions {
+    fn default() -> Self {
+        HttpServerOptions {
+            header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
+            keep_alive_timeout: Some(DEFAULT_KEEP_ALIVE_TIMEOUT),
+            body: BodyLimits::default(),
+            connections: crate::driver::ConnectionLimits::default(),
+        }
+    }
+}
+
+impl HttpServerOptions {
+    /// Sets how long a request's headers may take.
+    pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a keep-alive connection may stay idle.
+    pub fn keep_alive_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// Sets the limits on request bodies.
+    pub fn body(mut self, body: BodyLimits) -> Self {
+        self.body = body;
+        self
+    }
+
+    /// Sets the caps on concurrent connections.
+    pub fn connections(mut self, limits: crate::driver::ConnectionLimits) -> Self {
+        self.connections = limits;
+        self
+    }
+}
+
+/// A runtime's clock and timers behind a pointer, for what is not generic over the runtime.
+trait Clocked: Send + Sync {
+    fn now(&self) -> mcp_proto::Instant;
+    fn sleep_until(&self, at: mcp_proto::Instant) -> BoxFuture<()>;
+}
+
+impl<R: Runtime> Clocked for R {
+    fn now(&self) -> mcp_proto::Instant {
+        Runtime::now(self)
+    }
+    fn sleep_until(&self, at: mcp_proto::Instant) -> BoxFuture<()> {
+        Runtime::sleep_until(self, at)
+    }
+}
+
+/// Body limits with the clock that times them.
+#[derive(Clone)]
+struct BodyTimer {
+    clock: Arc<dyn Clocked>,
+    limits: BodyLimits,
+}
+
+impl fmt::Debug for BodyTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("BodyTimer").field(&self.limits).finish()
+    }
+}
 
 /// The error type request bodies may fail with.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
@@ -128,9 +360,30 @@ fn plain(status: StatusCode) -> Response<ReplyBody> {
     r
 }
 
+/// Why a body was not read.
+enum ReadError {
+    /// The body failed (the connection broke, a malformed chunk).
+    Body(BoxError),
+    /// The body came too slowly for its [`BodyLimits`].
+    TooSlow,
+}
+
 /// Reads `body` until its end or until it holds more than `max` bytes, whichever comes first:
 /// an oversize body is returned cut at `max + 1` bytes (enough for the endpoint's 413).
+#[cfg(test)]
 async fn read_bounded<B>(body: B, max: usize) -> Result<Vec<u8>, BoxError>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    read_timed(body, max, None).await.map_err(|e| match e {
+        ReadError::Body(e) => e,
+        ReadError::TooSlow => "too slow".into(),
+    })
+}
+
+/// [`read_bounded`], failing with [`ReadError::TooSlow`] when `timer`'s limits say so.
+async fn read_timed<B>(body: B, max: usize, timer: Option<&BodyTimer>) -> Result<Vec<u8>, ReadError>
 where
     B: Body,
     B::Error: Into<BoxError>,
@@ -139,11 +392,37 @@ where
     let hint = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
     let mut out = Vec::with_capacity(hint.min(cap).min(64 * 1024));
     let mut body = std::pin::pin!(body);
+    let start = timer.map(|t| t.clock.now());
+    // The armed timer fires no later than the body becomes too slow; when it fires, the
+    // deadline is worked out again from what arrived meanwhile (no re-arming per frame).
+    let arm = |read: usize| -> Option<BoxFuture<()>> {
+        let t = timer?;
+        let at = t.limits.deadline_at(start?, read)?;
+        Some(t.clock.sleep_until(at))
+    };
+    let mut sleep = arm(0);
     while out.len() < cap {
-        let Some(frame) = body.frame().await else {
+        let next = match sleep.as_mut() {
+            None => body.frame().await,
+            Some(s) => match futures_util::future::select(body.frame(), s).await {
+                futures_util::future::Either::Left((frame, _)) => frame,
+                futures_util::future::Either::Right(((), _)) => {
+                    if let (Some(t), Some(start)) = (timer, start)
+                        && t.limits
+                            .deadline_at(start, out.len())
+                            .is_some_and(|at| t.clock.now() >= at)
+                    {
+                        return Err(ReadError::TooSlow);
+                    }
+                    sleep = arm(out.len());
+                    continue;
+                }
+            },
+        };
+        let Some(frame) = next else {
             break;
         };
-        let frame = frame.map_err(Into::into)?;
+        let frame = frame.map_err(|e| ReadError::Body(e.into()))?;
         if let Ok(mut data) = frame.into_data() {
             while data.has_remaining() && out.len() < cap {
                 let chunk = data.chunk();
@@ -160,8 +439,41 @@ where
 /// endpoint's limit plus one byte), hands it to the engine and returns its reply.
 ///
 /// A body that fails to arrive is answered 400; a stopped engine 503. A [`RemoteAddr`] in
-/// the request's extensions names the client to the endpoint.
+/// the request's extensions names the client to the endpoint. The body is not timed:
+/// [`respond_with`] (what [`HyperService`] uses) also bounds how long it may take.
 pub async fn respond<B>(handle: &HttpHandle, req: Request<B>) -> Response<ReplyBody>
+where
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    respond_timed(handle, req, None).await
+}
+
+/// [`respond`] with the body read within `limits` on `rt`'s clock: a body over them is
+/// answered `408 Request Timeout` with `Connection: close`.
+pub async fn respond_with<R, B>(
+    rt: &R,
+    handle: &HttpHandle,
+    req: Request<B>,
+    limits: BodyLimits,
+) -> Response<ReplyBody>
+where
+    R: Runtime,
+    B: Body,
+    B::Error: Into<BoxError>,
+{
+    let timer = BodyTimer {
+        clock: Arc::new(rt.clone()),
+        limits,
+    };
+    respond_timed(handle, req, Some(&timer)).await
+}
+
+async fn respond_timed<B>(
+    handle: &HttpHandle,
+    req: Request<B>,
+    timer: Option<&BodyTimer>,
+) -> Response<ReplyBody>
 where
     B: Body,
     B::Error: Into<BoxError>,
@@ -172,11 +484,29 @@ where
             .extensions
             .insert(mcp_proto::http::PeerAddr(addr.ip()));
     }
-    let bytes = match read_bounded(body, handle.max_body_size()).await {
+    let bytes = match read_timed(body, handle.max_body_size(), timer).await {
         Ok(b) => b,
-        Err(e) => {
+        Err(ReadError::Body(e)) => {
             tracing::debug!(target: "mcp", error = %e, "HTTP request body failed");
             return plain(StatusCode::BAD_REQUEST);
+        }
+        Err(ReadError::TooSlow) => {
+            let peer = parts.extensions.get::<RemoteAddr>().map(|a| a.0);
+            tracing::debug!(target: "mcp", ?peer, "HTTP request body too slow; closing");
+            let mut r = Response::new(ReplyBody {
+                kind: Kind::Full(Some(Bytes::from_static(b"request body too slow\n"))),
+            });
+            *r.status_mut() = StatusCode::REQUEST_TIMEOUT;
+            let h = r.headers_mut();
+            h.insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            h.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain"),
+            );
+            return r;
         }
     };
     match handle.request(parts, bytes).await {
@@ -191,18 +521,24 @@ where
 /// The MCP endpoint as a hyper [`Service`](hyper::service::Service): every request goes to
 /// [`respond`]. Cheap to clone; the engine stops once every clone (and every other
 /// [`HttpHandle`]) is dropped.
+///
+/// Request bodies are timed by the service's [`BodyLimits`]: the defaults for a service made
+/// by [`spawn`](Self::spawn), none for one made by [`new`](Self::new) (which has no clock),
+/// others set with [`body_limits`](Self::body_limits).
 #[derive(Clone, Debug)]
 pub struct HyperService {
     handle: HttpHandle,
+    body: Option<BodyTimer>,
 }
 
 impl HyperService {
-    /// A service submitting requests through `handle`.
+    /// A service submitting requests through `handle` (bodies not timed).
     pub fn new(handle: HttpHandle) -> Self {
-        HyperService { handle }
+        HyperService { handle, body: None }
     }
 
-    /// Spawns `server`'s HTTP engine for `config` on `rt` and returns the service in front of it.
+    /// Spawns `server`'s HTTP engine for `config` on `rt` and returns the service in front of
+    /// it, request bodies timed with the default [`BodyLimits`] on `rt`.
     pub fn spawn<R: Runtime>(
         rt: &R,
         server: &Server,
@@ -211,7 +547,16 @@ impl HyperService {
         let engine: HttpEngine<R> = server.http_service(rt.clone(), config);
         let handle = engine.handle();
         rt.spawn(Box::pin(engine));
-        HyperService { handle }
+        HyperService::new(handle).body_limits(rt, BodyLimits::default())
+    }
+
+    /// Times request bodies with `limits` on `rt`'s clock (see [`respond_with`]).
+    pub fn body_limits<R: Runtime>(mut self, rt: &R, limits: BodyLimits) -> Self {
+        self.body = Some(BodyTimer {
+            clock: Arc::new(rt.clone()),
+            limits,
+        });
+        self
     }
 
     /// The handle requests are submitted through.
@@ -236,23 +581,248 @@ where
 
     fn call(&self, req: Request<B>) -> ReplyFuture {
         let handle = self.handle.clone();
-        Box::pin(async move { Ok(respond(&handle, req).await) })
+        let body = self.body.clone();
+        Box::pin(async move { Ok(respond_timed(&handle, req, body.as_ref()).await) })
     }
 }
 
-/// Serves one HTTP/1.1 connection on `io` with `service`, hyper's timers (the 30 s header read
-/// timeout) running on `rt`, until the peer closes it. Errors are the connection's (a peer
-/// that vanished mid-request, malformed HTTP); they concern only this connection.
-pub async fn serve_connection<R, I>(rt: R, service: HyperService, io: I) -> Result<(), hyper::Error>
+/// A service for one connection (a [`HyperService`]): every request gets the peer's
+/// [`RemoteAddr`].
+#[derive(Clone, Debug)]
+struct ConnService<S> {
+    inner: S,
+    addr: std::net::SocketAddr,
+}
+
+impl<S, B> hyper::service::Service<Request<B>> for ConnService<S>
+where
+    S: hyper::service::Service<Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn call(&self, mut req: Request<B>) -> S::Future {
+        req.extensions_mut().insert(RemoteAddr(self.addr));
+        self.inner.call(req)
+    }
+}
+
+/// Serves one HTTP/1.1 connection from the peer at `addr` on `io` with `service`, with the
+/// default [`HttpServerOptions`] timed on `rt`, until the peer closes it or a limit closes it.
+/// Errors are the connection's (a peer that vanished mid-request, malformed HTTP, a header
+/// timeout); they concern only this connection.
+pub async fn serve_connection<R, I>(
+    rt: R,
+    service: HyperService,
+    io: I,
+    addr: std::net::SocketAddr,
+) -> Result<(), hyper::Error>
 where
     R: Runtime,
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    http1::Builder::new()
-        .timer(RuntimeTimer::new(rt))
-        .serve_connection(io, service)
+    serve_connection_with(rt, service, io, addr, &HttpServerOptions::default()).await
+}
+
+/// [`serve_connection`] with `options`' header and keep-alive timeouts (its body limits are
+/// the service's, see [`HyperService::body_limits`]; its connection caps the accept loop's).
+pub async fn serve_connection_with<R, I>(
+    rt: R,
+    service: HyperService,
+    io: I,
+    addr: std::net::SocketAddr,
+    options: &HttpServerOptions,
+) -> Result<(), hyper::Error>
+where
+    R: Runtime,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = ConnService {
+        inner: service,
+        addr,
+    };
+    let mut builder = http1::Builder::new();
+    if options.header_read_timeout.is_none() && options.keep_alive_timeout.is_none() {
+        builder
+            .timer(RuntimeTimer::new(rt))
+            .header_read_timeout(None);
+        return builder.serve_connection(io, service).await;
+    }
+    let read = Arc::new(AtomicU64::new(0));
+    let timer = HeadTimer {
+        rt,
+        read: read.clone(),
+        started: Arc::new(AtomicBool::new(false)),
+        header: options.header_read_timeout,
+        idle: options.keep_alive_timeout,
+    };
+    // hyper arms its header-read timer when the connection is ready for a request (at its
+    // start, and again as soon as a response is complete: hyper 1.x has no separate idle
+    // timer), with the duration given here; `HeadTimer` ignores that duration and works out
+    // the deadline itself, telling idle time from a request's headers by the bytes read.
+    builder
+        .timer(timer)
+        .header_read_timeout(Some(Duration::from_secs(1)));
+    builder
+        .serve_connection(CountingIo { inner: io, read }, service)
         .await
 }
+
+/// A connection's IO, counting the bytes read (for [`HeadTimer`]).
+struct CountingIo<I> {
+    inner: I,
+    read: Arc<AtomicU64>,
+}
+
+impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for CountingIo<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        // SAFETY: the inner reader only writes into the slice (through `ReadBuf`), and the
+        // cursor is advanced by exactly the number of bytes it filled.
+        let n = unsafe {
+            let mut inner = hyper::rt::ReadBuf::uninit(buf.as_mut());
+            match Pin::new(&mut self.inner).poll_read(cx, inner.unfilled()) {
+                Poll::Ready(Ok(())) => inner.filled().len(),
+                other => return other,
+            }
+        };
+        // SAFETY: see above.
+        unsafe { buf.advance(n) };
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for CountingIo<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+}
+
+/// hyper's timer for one connection, whose only use on an HTTP/1.1 server connection is the
+/// header-read timeout (armed whenever the connection waits for a request's head): each
+/// sleep it makes fires at the connection's own deadline instead of the one hyper asks for.
+#[derive(Clone)]
+struct HeadTimer<R> {
+    rt: R,
+    read: Arc<AtomicU64>,
+    /// A sleep was made before: the connection served a request already.
+    started: Arc<AtomicBool>,
+    header: Option<Duration>,
+    idle: Option<Duration>,
+}
+
+impl<R: Runtime> hyper::rt::Timer for HeadTimer<R> {
+    fn sleep(&self, _: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        let first = !self.started.swap(true, Ordering::Relaxed);
+        let now = self.rt.now();
+        Box::pin(HeadSleep(std::sync::Mutex::new(HeadWait {
+            rt: self.rt.clone(),
+            read: self.read.clone(),
+            seen: self.read.load(Ordering::Relaxed),
+            // The first request's headers are timed from the connection's start; a later
+            // one's from its first byte, the wait before it being keep-alive idle time.
+            head_start: first.then_some(now),
+            idle_start: now,
+            header: self.header,
+            idle: self.idle,
+            armed: None,
+        })))
+    }
+
+    fn sleep_until(&self, deadline: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep(deadline.saturating_duration_since(std::time::Instant::now()))
+    }
+}
+
+/// One wait for a request's head (see [`HeadTimer`]).
+struct HeadWait<R> {
+    rt: R,
+    read: Arc<AtomicU64>,
+    /// The byte count when the wait began.
+    seen: u64,
+    /// When the head began to arrive, once it did.
+    head_start: Option<mcp_proto::Instant>,
+    idle_start: mcp_proto::Instant,
+    header: Option<Duration>,
+    idle: Option<Duration>,
+    armed: Option<(mcp_proto::Instant, BoxFuture<()>)>,
+}
+
+impl<R: Runtime> HeadWait<R> {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            let now = self.rt.now();
+            if self.head_start.is_none() && self.read.load(Ordering::Relaxed) != self.seen {
+                self.head_start = Some(now);
+            }
+            let deadline = match self.head_start {
+                Some(at) => self.header.map(|h| at + micros(h)),
+                None => self.idle.map(|i| self.idle_start + micros(i)),
+            };
+            let Some(deadline) = deadline else {
+                self.armed = None;
+                return Poll::Pending;
+            };
+            if now >= deadline {
+                return Poll::Ready(());
+            }
+            if self.armed.as_ref().is_none_or(|(at, _)| *at != deadline) {
+                self.armed = Some((deadline, self.rt.sleep_until(deadline)));
+            }
+            let Some((_, sleep)) = self.armed.as_mut() else {
+                return Poll::Pending;
+            };
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.armed = None;
+        }
+    }
+}
+
+/// hyper wants `Sync` sleeps; the mutex is only ever reached through `&mut` (no locking).
+struct HeadSleep<R>(std::sync::Mutex<HeadWait<R>>);
+
+impl<R: Runtime> Future for HeadSleep<R> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.0.get_mut() {
+            Ok(w) => w.poll(cx),
+            Err(poisoned) => poisoned.into_inner().poll(cx),
+        }
+    }
+}
+
+impl<R: Runtime> hyper::rt::Sleep for HeadSleep<R> {}
 
 #[cfg(test)]
 mod tests {
@@ -325,6 +895,63 @@ mod tests {
             .downcast_ref::<io::Error>()
             .expect("the body's own error");
         assert_eq!(io.kind(), io::ErrorKind::ConnectionReset);
+    }
+
+    #[test]
+    fn each_request_of_a_connection_carries_the_peer_address() {
+        use hyper::service::Service;
+        /// Answers with the request's `RemoteAddr`.
+        struct Seen;
+        impl Service<Request<()>> for Seen {
+            type Response = Option<RemoteAddr>;
+            type Error = Infallible;
+            type Future = std::future::Ready<Result<Option<RemoteAddr>, Infallible>>;
+            fn call(&self, req: Request<()>) -> Self::Future {
+                std::future::ready(Ok(req.extensions().get::<RemoteAddr>().copied()))
+            }
+        }
+        let addr: std::net::SocketAddr = "192.0.2.7:4321".parse().unwrap();
+        let svc = ConnService { inner: Seen, addr };
+        for _ in 0..2 {
+            let seen = block_on(svc.call(Request::new(()))).unwrap();
+            assert_eq!(seen, Some(RemoteAddr(addr)));
+        }
+    }
+
+    #[test]
+    fn body_deadlines() {
+        let at = |s: u64| Instant::from_micros(s * 1_000_000);
+        let start = at(100);
+        let limits = BodyLimits::default();
+        // Nothing read: the grace period.
+        assert_eq!(limits.deadline_at(start, 0), Some(at(105)));
+        // 80 KiB at 8 KiB/s earn 10 s.
+        assert_eq!(limits.deadline_at(start, 80 * 1024), Some(at(110)));
+        // Never later than the whole-body deadline.
+        assert_eq!(limits.deadline_at(start, 4 << 20), Some(at(130)));
+        assert_eq!(BodyLimits::unlimited().deadline_at(start, 0), None);
+        let rate_only = BodyLimits::unlimited().min_bytes_per_sec(1000);
+        assert_eq!(rate_only.deadline_at(start, 3000), Some(at(103)));
+    }
+
+    #[tokio::test]
+    async fn a_stalled_body_is_answered_408_and_a_prompt_one_is_not() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone()).response_mode(ResponseMode::Json);
+        let service = HyperService::spawn(&rt, &server, config);
+        let limits = BodyLimits::unlimited().deadline(Some(std::time::Duration::from_millis(200)));
+        let (tx, rx) = futures_channel::mpsc::channel::<Result<Frame<Bytes>, io::Error>>(1);
+        let stalled = post(StreamBody::new(rx));
+        let resp = respond_with(&rt, service.handle(), stalled, limits).await;
+        assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(resp.headers()["connection"], "close");
+        drop(tx);
+        let prompt = post(chunked(vec![Ok(INIT)]));
+        let resp = respond_with(&rt, service.handle(), prompt, limits).await;
+        assert_eq!(resp.status(), StatusCode::OK);
     }
 
     #[test]

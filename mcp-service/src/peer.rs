@@ -187,7 +187,8 @@ impl Flow {
     /// Wakes every waiting handle (room was made, or the connection ended).
     pub(crate) fn wake_all(&self) {
         if self.waiting.swap(false, Ordering::AcqRel) {
-            let wakers = std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
+            let wakers =
+                std::mem::take(&mut *self.wakers.lock().unwrap_or_else(|e| e.into_inner()));
             for w in wakers {
                 w.wake();
             }
@@ -338,7 +339,6 @@ impl Peer {
         self.notify(method, Some(params))
     }
 
-
     /// Announces `change` to the connection's `subscriptions/listen` streams that want it.
     pub(crate) fn publish(&self, change: mcp_proto::session::Change) -> Result<(), Error> {
         self.send(Command::Publish(change))
@@ -407,7 +407,10 @@ impl Peer {
 
     /// Sets the output budget of this connection in bytes (see [`writable`](Self::writable)).
     pub fn set_output_budget(&self, bytes: usize) {
-        self.shared.flow.limit.store(bytes.max(1), Ordering::Relaxed);
+        self.shared
+            .flow
+            .limit
+            .store(bytes.max(1), Ordering::Relaxed);
         self.shared.flow.wake_if_room();
     }
 
@@ -562,7 +565,12 @@ impl Future for ResponseFuture {
                         }
                     };
                     let peer = &req.peer;
-                    if peer.shared.flow.poll_room(cx, || peer.is_closed()).is_pending() {
+                    if peer
+                        .shared
+                        .flow
+                        .poll_room(cx, || peer.is_closed())
+                        .is_pending()
+                    {
                         self.state = State::Start(Some(Request {
                             params: Ok(params),
                             ..req

@@ -268,13 +268,15 @@ impl ToolContext {
         if streaming {
             let meta = format!("{{\"{PARTIAL_CONTENT_META}\":[{json}]}}");
             let meta = RawValue::from_string(meta).map_err(|e| Error::internal(e.to_string()))?;
-            self.request.peer().send_now(crate::peer::Command::Progress {
-                id: self.request.id().clone(),
-                progress: seq as f64,
-                total: None,
-                message: Some(format!("partial result {seq}")),
-                meta: Some(meta),
-            })?;
+            self.request
+                .peer()
+                .send_now(crate::peer::Command::Progress {
+                    id: self.request.id().clone(),
+                    progress: seq as f64,
+                    total: None,
+                    message: Some(format!("partial result {seq}")),
+                    meta: Some(meta),
+                })?;
         }
         if streamed.bytes + json.len() <= self.server.stream_retention {
             streamed.bytes += json.len();

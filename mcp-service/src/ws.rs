@@ -13,8 +13,16 @@
 //! - the server listens at one path (default [`DEFAULT_PATH`], `/ws`; other paths get 404 during
 //!   the handshake) and checks `Host` and `Origin` against allow-lists with the semantics of
 //!   [`AllowList`] (403 when refused; loopback names only when bound to a loopback address);
-//! - a message larger than the session's maximum message size closes the connection with code
-//!   1009; invalid UTF-8 with 1007; a protocol violation with 1002;
+//! - a message larger than the limit (the smaller of the session's maximum message size and
+//!   4 MiB by default, [`WsConfig::max_message_size`]) closes the connection with code 1009;
+//!   invalid UTF-8 with 1007; a protocol violation with 1002;
+//! - on a server, a message (or any frame) begun and not finished within
+//!   [`WsConfig::unfinished_message_timeout`] (30 s) closes the connection with code 1008,
+//!   whatever control frames arrive meanwhile; a peer silent for
+//!   [`WsConfig::idle_timeout`] (60 s: a ping is sent half way, and its pong is enough) is
+//!   closed with 1001; the HTTP handshake's headers must arrive within
+//!   [`WsConfig::header_read_timeout`] (10 s); and the accept loop serves at most
+//!   [`WsConfig::connections`] at once (more are answered 503);
 //! - ping/pong is answered by the library; closing a session runs the close handshake (code
 //!   1000), waiting up to a bounded time ([`DEFAULT_CLOSE_TIMEOUT`]) for the peer's reply.
 //!
@@ -55,6 +63,15 @@ pub const SUBPROTOCOL: &str = "mcp";
 pub const DEFAULT_PATH: &str = "/ws";
 /// How long closing a connection waits for the peer's close frame by default.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest message a server accepts by default (unless the session's limit is smaller):
+/// 4 MiB, the Streamable HTTP endpoint's body limit.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
+/// How long a server waits by default for a message (or frame) it has begun to receive.
+pub const DEFAULT_UNFINISHED_MESSAGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server lets a peer stay silent by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server waits by default for the headers of the HTTP handshake.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Settings of a WebSocket MCP server endpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,11 +84,32 @@ pub struct WsConfig {
     /// Accepted `Origin` values; others → 403. A request without `Origin` (not from a browser)
     /// is accepted.
     pub allowed_origins: AllowList,
-    /// The largest accepted message (and frame) in bytes; `None` uses the server's session
-    /// limit (`Config::max_message_size`).
+    /// The largest accepted message (and frame) in bytes; `None` uses the smaller of the
+    /// server's session limit (`Config::max_message_size`) and [`DEFAULT_MAX_MESSAGE_SIZE`]
+    /// (4 MiB). A message is buffered whole before it is handled, so this is also what one
+    /// connection's unfinished message may hold: 4 MiB matches what the HTTP endpoint reads
+    /// of one body.
     pub max_message_size: Option<usize>,
     /// How long closing waits for the peer's close frame before dropping the connection.
     pub close_timeout: Duration,
+    /// How long a message (or a single frame, control frames included) may take from its
+    /// first byte to its last (default 30 s; `None`: no limit). Past it the connection is
+    /// closed with code 1008 (policy violation) and what was buffered of the message is
+    /// dropped: a peer cannot hold a buffer by never finishing a fragmented message, and
+    /// control frames in between do not extend the deadline.
+    pub unfinished_message_timeout: Option<Duration>,
+    /// How long the peer may send nothing at all (default 60 s; `None`: no limit). Half way a
+    /// ping is sent, which a live peer's WebSocket library answers on its own; a peer that
+    /// sent nothing, not even that pong, by the end is closed with code 1001 (going away).
+    /// A silent peer is closed between this and one and a half times this after its last
+    /// byte.
+    pub idle_timeout: Option<Duration>,
+    /// How long the HTTP handshake's request headers may take (default 10 s; `None`: no
+    /// limit), and how long a connection may stay idle before its first request.
+    pub header_read_timeout: Option<Duration>,
+    /// Caps on concurrent connections, enforced by the accept loop of `serve_ws_with`
+    /// (default 4096, 256 per IP; see [`ConnectionLimits`](crate::driver::ConnectionLimits)).
+    pub connections: crate::driver::ConnectionLimits,
 }
 
 impl Default for WsConfig {
@@ -82,7 +120,9 @@ impl Default for WsConfig {
 
 impl WsConfig {
     /// Path `/ws`, loopback-only `Host` and `Origin` (the safe default; see
-    /// [`bound_to`](Self::bound_to)), the session's message limit, a 5 s close timeout.
+    /// [`bound_to`](Self::bound_to)), messages up to the session's limit or 4 MiB, a 5 s
+    /// close timeout, 30 s for an unfinished message, 60 s of silence, 10 s for the
+    /// handshake's headers, the default [`ConnectionLimits`](crate::driver::ConnectionLimits).
     pub fn new() -> Self {
         WsConfig {
             path: DEFAULT_PATH.to_owned(),
@@ -90,7 +130,35 @@ impl WsConfig {
             allowed_origins: AllowList::Loopback,
             max_message_size: None,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            unfinished_message_timeout: Some(DEFAULT_UNFINISHED_MESSAGE_TIMEOUT),
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
+            connections: crate::driver::ConnectionLimits::default(),
         }
+    }
+
+    /// Sets how long a begun message may take to finish (`None`: no limit).
+    pub fn unfinished_message_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.unfinished_message_timeout = timeout;
+        self
+    }
+
+    /// Sets how long the peer may stay silent (`None`: no limit).
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets how long the handshake's request headers may take (`None`: no limit).
+    pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets the caps on concurrent connections.
+    pub fn connections(mut self, limits: crate::driver::ConnectionLimits) -> Self {
+        self.connections = limits;
+        self
     }
 
     /// Sets the path upgrades are accepted at.
@@ -121,7 +189,8 @@ impl WsConfig {
         self
     }
 
-    /// Sets the largest accepted message in bytes (instead of the session's limit).
+    /// Sets the largest accepted message in bytes (instead of the smaller of the session's
+    /// limit and 4 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = Some(bytes);
         self
@@ -427,7 +496,261 @@ where
         done: false,
         close_timeout,
         state: CloseState::Open,
+        watch: None,
+        stalled: false,
     })
+}
+
+/// [`transport`] for a server connection whose incoming bytes `track` follows: also times
+/// unfinished messages and silence as `config` says.
+fn watched_transport<R, S>(rt: R, ws: S, config: &WsConfig, track: Arc<FrameTrack>) -> Transport
+where
+    R: Runtime,
+    S: Stream<Item = Result<Message, tungstenite::Error>>
+        + Sink<Message, Error = tungstenite::Error>
+        + Send
+        + Unpin
+        + 'static,
+{
+    Transport::messages(WsTransport {
+        ws,
+        rt,
+        close: None,
+        peer_closed: false,
+        done: false,
+        close_timeout: config.close_timeout,
+        state: CloseState::Open,
+        watch: Some(Watch {
+            track,
+            unfinished_timeout: config.unfinished_message_timeout,
+            idle_timeout: config.idle_timeout,
+            unfinished: None,
+            idle: None,
+            idle_seen: 0,
+            pinged: false,
+        }),
+        stalled: false,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Following the peer's frames (server side)
+// ---------------------------------------------------------------------------------------------
+
+/// What a server has received of its peer's frames, as the bytes pass through on their way to
+/// tungstenite: whether a message or a frame is begun and not finished, and how many bytes
+/// arrived. Only frame headers are parsed (RFC 6455 §5.2); tungstenite checks the rest.
+#[derive(Debug, Default)]
+struct FrameTrack {
+    state: std::sync::Mutex<FrameParser>,
+}
+
+#[derive(Debug, Default)]
+struct FrameParser {
+    /// The header of the frame being received, as far as it arrived.
+    head: [u8; 14],
+    head_len: usize,
+    /// Payload bytes of the current frame still to come.
+    payload_left: u64,
+    /// The current frame is a data frame (text, binary, continuation) with FIN set.
+    final_data: bool,
+    /// A data message is begun: a data frame without FIN arrived and its final one has not.
+    in_message: bool,
+    /// How many times something began that is not yet finished (see [`Self::unfinished`]).
+    begun: u64,
+    /// Bytes received in all.
+    read: u64,
+}
+
+impl FrameParser {
+    /// A message or a frame is begun and not finished.
+    fn unfinished(&self) -> bool {
+        self.in_message || self.head_len > 0 || self.payload_left > 0
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) {
+        self.read += bytes.len() as u64;
+        while !bytes.is_empty() {
+            if self.payload_left > 0 {
+                let take = usize::try_from(self.payload_left)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                bytes = &bytes[take..];
+                self.payload_left -= take as u64;
+                if self.payload_left == 0 {
+                    self.frame_done();
+                }
+                continue;
+            }
+            if !self.unfinished() {
+                self.begun += 1;
+            }
+            self.head[self.head_len] = bytes[0];
+            self.head_len += 1;
+            bytes = &bytes[1..];
+            if self.head_len < 2 {
+                continue;
+            }
+            let len7 = self.head[1] & 0x7f;
+            let ext = match len7 {
+                126 => 2,
+                127 => 8,
+                _ => 0,
+            };
+            let mask = if self.head[1] & 0x80 != 0 { 4 } else { 0 };
+            if self.head_len < 2 + ext + mask {
+                continue;
+            }
+            let len = match ext {
+                0 => u64::from(len7),
+                2 => u64::from(u16::from_be_bytes([self.head[2], self.head[3]])),
+                _ => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&self.head[2..10]);
+                    u64::from_be_bytes(b)
+                }
+            };
+            let fin = self.head[0] & 0x80 != 0;
+            let data = self.head[0] & 0x08 == 0;
+            self.head_len = 0;
+            self.final_data = data && fin;
+            if data && !fin {
+                self.in_message = true;
+            }
+            self.payload_left = len;
+            if len == 0 {
+                self.frame_done();
+            }
+        }
+    }
+
+    fn frame_done(&mut self) {
+        if self.final_data {
+            self.in_message = false;
+            self.final_data = false;
+        }
+    }
+}
+
+/// A server's upgraded connection, its incoming bytes followed by a [`FrameTrack`].
+struct TrackedIo<T> {
+    inner: T,
+    track: Arc<FrameTrack>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for TrackedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let n = ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
+        let mut p = self
+            .track
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        p.feed(&buf[..n.min(buf.len())]);
+        Poll::Ready(Ok(n))
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for TrackedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
+    }
+}
+
+/// A server transport's timers over what its [`FrameTrack`] saw.
+struct Watch {
+    track: Arc<FrameTrack>,
+    unfinished_timeout: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    /// The deadline of the unfinished message (or frame) numbered by `FrameParser::begun`.
+    unfinished: Option<(u64, BoxFuture<()>)>,
+    /// The next look at whether the peer sent anything.
+    idle: Option<BoxFuture<()>>,
+    /// The byte count at the last look.
+    idle_seen: u64,
+    /// A ping went out at the last look, the peer having been silent.
+    pinged: bool,
+}
+
+/// A future that completes `d` after now on `rt`'s clock.
+fn sleep_for<R: Runtime>(rt: &R, d: Duration) -> BoxFuture<()> {
+    let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    rt.sleep_until(rt.now() + mcp_proto::Duration::from_micros(micros))
+}
+
+/// What [`Watch`] decided.
+enum Verdict {
+    Fine,
+    Ping,
+    Unfinished,
+    Idle,
+}
+
+impl Watch {
+    fn poll<R: Runtime>(&mut self, rt: &R, cx: &mut Context<'_>) -> Verdict {
+        let (unfinished, begun, read) = {
+            let p = self
+                .track
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (p.unfinished(), p.begun, p.read)
+        };
+        if let Some(t) = self.unfinished_timeout {
+            if unfinished {
+                if self.unfinished.as_ref().is_none_or(|(n, _)| *n != begun) {
+                    self.unfinished = Some((begun, sleep_for(rt, t)));
+                }
+                if let Some((_, sleep)) = self.unfinished.as_mut()
+                    && sleep.as_mut().poll(cx).is_ready()
+                {
+                    return Verdict::Unfinished;
+                }
+            } else {
+                self.unfinished = None;
+            }
+        }
+        let Some(idle) = self.idle_timeout else {
+            return Verdict::Fine;
+        };
+        let half = idle / 2;
+        let mut verdict = Verdict::Fine;
+        loop {
+            let Some(sleep) = self.idle.as_mut() else {
+                self.idle_seen = read;
+                self.idle = Some(sleep_for(rt, half));
+                continue;
+            };
+            if sleep.as_mut().poll(cx).is_pending() {
+                return verdict;
+            }
+            if read != self.idle_seen {
+                self.pinged = false;
+            } else if !self.pinged {
+                self.pinged = true;
+                verdict = Verdict::Ping;
+            } else {
+                return Verdict::Idle;
+            }
+            self.idle = None;
+        }
+    }
 }
 
 /// A WebSocket as a [`MessageTransport`].
@@ -442,6 +765,10 @@ struct WsTransport<R, S> {
     done: bool,
     close_timeout: Duration,
     state: CloseState,
+    /// A server's limits on unfinished messages and silence.
+    watch: Option<Watch>,
+    /// Closed for stalling (an unfinished message, silence): the close is not waited for.
+    stalled: bool,
 }
 
 impl<R, S> WsTransport<R, S> {
@@ -513,11 +840,58 @@ fn write_error(e: tungstenite::Error) -> io::Error {
 
 enum CloseState {
     Open,
-    /// The close frame is queued; flushing it. Then wait for the peer's (`true`) or not.
-    Flushing(bool),
+    /// The close frame is queued; flushing it (for at most the close timeout). Then wait for
+    /// the peer's (`true`) or not.
+    Flushing(bool, BoxFuture<()>),
     /// Reading until the peer's close frame, or the timer.
     AwaitingPeer(BoxFuture<()>),
     Done,
+}
+
+impl<R, S> WsTransport<R, S>
+where
+    R: Runtime,
+    S: Sink<Message, Error = tungstenite::Error> + Unpin,
+{
+    fn stalled(&self) -> bool {
+        self.stalled
+    }
+
+    /// With nothing to read: whether a limit of the [`Watch`] ends the connection (or a ping
+    /// is due).
+    fn poll_watch(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Vec<u8>>>> {
+        let Some(watch) = self.watch.as_mut() else {
+            return Poll::Pending;
+        };
+        let (code, reason, what) = match watch.poll(&self.rt, cx) {
+            Verdict::Fine => return Poll::Pending,
+            Verdict::Ping => {
+                if let Poll::Ready(Ok(())) = Pin::new(&mut self.ws).poll_ready(cx)
+                    && Pin::new(&mut self.ws)
+                        .start_send(Message::Ping(Default::default()))
+                        .is_ok()
+                {
+                    let _ = Pin::new(&mut self.ws).poll_flush(cx);
+                }
+                return Poll::Pending;
+            }
+            Verdict::Unfinished => (
+                CloseCode::Policy,
+                "message not completed in time",
+                "the WebSocket peer did not finish a message in time",
+            ),
+            Verdict::Idle => (
+                CloseCode::Away,
+                "idle timeout",
+                "the WebSocket peer sent nothing for the idle timeout",
+            ),
+        };
+        tracing::debug!(target: "mcp", "{what}; closing");
+        self.refuse(code, reason);
+        self.stalled = true;
+        self.done = true;
+        Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, what))))
+    }
 }
 
 impl<R, S> MessageTransport for WsTransport<R, S>
@@ -534,7 +908,11 @@ where
             if self.done {
                 return Poll::Ready(None);
             }
-            match ready!(Pin::new(&mut self.ws).poll_next(cx)) {
+            let next = match Pin::new(&mut self.ws).poll_next(cx) {
+                Poll::Ready(next) => next,
+                Poll::Pending => return self.poll_watch(cx),
+            };
+            match next {
                 Some(Ok(Message::Text(text))) => {
                     return Poll::Ready(Some(Ok(Vec::from(text.as_str()))));
                 }
@@ -601,8 +979,10 @@ where
         loop {
             match &mut self.state {
                 CloseState::Open => {
-                    let wait = !self.peer_closed;
-                    if wait {
+                    let send = !self.peer_closed;
+                    // A peer closed for stalling is not waited for: it answers nothing.
+                    let wait = send && !self.stalled();
+                    if send {
                         if let Err(e) = ready!(Pin::new(&mut self.ws).poll_ready(cx)) {
                             tracing::debug!(target: "mcp", error = %e, "WebSocket already closed");
                             self.state = CloseState::Done;
@@ -620,10 +1000,16 @@ where
                     }
                     // When the peer closed first, tungstenite queued the reply already: the
                     // flush sends it.
-                    self.state = CloseState::Flushing(wait);
+                    self.state =
+                        CloseState::Flushing(wait, sleep_for(&self.rt, self.close_timeout));
                 }
-                CloseState::Flushing(wait) => {
+                CloseState::Flushing(wait, timer) => {
                     let wait = *wait;
+                    if timer.as_mut().poll(cx).is_ready() {
+                        tracing::debug!(target: "mcp", "the WebSocket close frame could not be sent in time");
+                        self.state = CloseState::Done;
+                        continue;
+                    }
                     let flushed = ready!(Pin::new(&mut self.ws).poll_flush(cx));
                     self.state = if flushed.is_ok() && wait {
                         let at = self.rt.now()
@@ -711,8 +1097,10 @@ impl<T: hyper::rt::Write + Unpin> AsyncWrite for UpgradedIo<T> {
 // Serving and connecting over a socket the driver opened
 // ---------------------------------------------------------------------------------------------
 
-/// Serves one accepted connection: HTTP/1.1 (hyper, timed by `rt`) until a request upgrades
-/// it, then the WebSocket (`async-tungstenite`) as one session of `server` on `rt`. Refused
+/// Serves one accepted connection: HTTP/1.1 (hyper, timed by `rt`, the headers within
+/// `config.header_read_timeout`) until a request upgrades it, then the WebSocket
+/// (`async-tungstenite`) as one session of `server` on `rt`, with `config`'s limits on
+/// unfinished messages and silence; the future completes when the session ends. Refused
 /// requests get their HTTP answer from [`handshake`]. Any IO hyper can run on works (a tokio
 /// socket through `hyper_util::rt::TokioIo`, a `futures-io` one through
 /// [`FuturesIo`](crate::hyper_io::FuturesIo)).
@@ -726,28 +1114,43 @@ pub async fn serve_connection<R, I>(
     R: Runtime,
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    // The session, once a request upgraded: run here, so that the connection is one future
+    // from accept to close (the accept loop counts it as long as it runs).
+    let session: Arc<std::sync::Mutex<Option<BoxFuture<()>>>> = Arc::default();
     let upgrade_rt = rt.clone();
+    let slot = session.clone();
+    let handshake_timeout = config.header_read_timeout;
     let svc = hyper::service::service_fn(move |req| {
-        let reply = upgrade(&upgrade_rt, &server, &config, addr, req);
+        let reply = upgrade(&upgrade_rt, &server, &config, addr, req, &slot);
         async move { Ok::<_, std::convert::Infallible>(reply) }
     });
     if let Err(e) = hyper::server::conn::http1::Builder::new()
         .timer(crate::hyper_io::RuntimeTimer::new(rt))
+        .header_read_timeout(handshake_timeout)
         .serve_connection(io, svc)
         .with_upgrades()
         .await
     {
         tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket HTTP connection ended with an error");
     }
+    let upgraded = session
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(session) = upgraded {
+        session.await;
+    }
 }
 
-/// Answers one request; on 101, runs the session once hyper hands the connection over.
+/// Answers one request; on 101, leaves the session to run in `slot` once hyper hands the
+/// connection over.
 fn upgrade<R: Runtime>(
     rt: &R,
     server: &crate::Server,
     config: &Arc<WsConfig>,
     addr: std::net::SocketAddr,
     mut req: http::Request<hyper::body::Incoming>,
+    slot: &std::sync::Mutex<Option<BoxFuture<()>>>,
 ) -> http::Response<http_body_util::Full<bytes::Bytes>> {
     let reply = handshake(config, &req);
     if reply.status() == StatusCode::SWITCHING_PROTOCOLS {
@@ -755,7 +1158,7 @@ fn upgrade<R: Runtime>(
         let server = server.clone();
         let config = config.clone();
         let session_rt = rt.clone();
-        rt.spawn(Box::pin(async move {
+        let session: BoxFuture<()> = Box::pin(async move {
             let upgraded = match on_upgrade.await {
                 Ok(u) => u,
                 Err(e) => {
@@ -763,21 +1166,32 @@ fn upgrade<R: Runtime>(
                     return;
                 }
             };
-            let max = config
-                .max_message_size
-                .unwrap_or(server.config().max_message_size);
+            let max = config.max_message_size.unwrap_or_else(|| {
+                server
+                    .config()
+                    .max_message_size
+                    .min(DEFAULT_MAX_MESSAGE_SIZE)
+            });
+            let track = Arc::new(FrameTrack::default());
+            let io = TrackedIo {
+                inner: UpgradedIo::new(upgraded),
+                track: track.clone(),
+            };
             let socket = async_tungstenite::WebSocketStream::from_raw_socket(
-                UpgradedIo::new(upgraded),
+                io,
                 tungstenite::protocol::Role::Server,
                 Some(websocket_config(max)),
             )
             .await;
             tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
-            let stream = transport(session_rt.clone(), socket, config.close_timeout);
+            let stream = watched_transport(session_rt.clone(), socket, &config, track);
             if let Err(e) = server.serve(session_rt, stream).await {
                 tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
             }
-        }));
+        });
+        *slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(session);
     } else {
         tracing::debug!(target: "mcp", %addr, status = %reply.status(), path = req.uri().path(), "WebSocket upgrade refused");
     }
@@ -944,6 +1358,59 @@ mod tests {
                 upgrade_request("/ws").header(header::ORIGIN, "http://[::1]:3000")
             ),
             101
+        );
+    }
+
+    /// A client frame with a zero mask key.
+    fn frame(fin: bool, opcode: u8, len: usize) -> Vec<u8> {
+        let mut f = vec![if fin { 0x80 } else { 0 } | opcode];
+        match len {
+            n if n < 126 => f.push(0x80 | n as u8),
+            n if n <= 0xffff => {
+                f.push(0x80 | 126);
+                f.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                f.push(0x80 | 127);
+                f.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        f.extend_from_slice(&[0; 4]);
+        f.resize(f.len() + len, b'x');
+        f
+    }
+
+    #[test]
+    fn frame_tracking_follows_fragments_and_ignores_control_frames() {
+        let mut p = FrameParser::default();
+        assert!(!p.unfinished());
+        // A whole text frame, fed byte by byte: unfinished until its last byte.
+        let whole = frame(true, 0x1, 300);
+        for (i, b) in whole.iter().enumerate() {
+            p.feed(std::slice::from_ref(b));
+            assert_eq!(p.unfinished(), i + 1 < whole.len(), "byte {i}");
+        }
+        assert_eq!(p.begun, 1);
+        // A fragmented message with pings in between stays one unfinished span.
+        p.feed(&frame(false, 0x1, 70_000));
+        assert!(p.unfinished());
+        p.feed(&frame(true, 0x9, 4));
+        p.feed(&frame(false, 0x0, 10));
+        p.feed(&frame(true, 0xA, 0));
+        assert!(p.unfinished());
+        assert_eq!(p.begun, 2);
+        p.feed(&frame(true, 0x0, 0));
+        assert!(!p.unfinished());
+        // Several frames in one read; the last one cut short.
+        let mut bytes = frame(true, 0x1, 5);
+        bytes.extend(frame(true, 0x9, 0));
+        bytes.extend(&frame(true, 0x1, 20)[..7]);
+        p.feed(&bytes);
+        assert!(p.unfinished());
+        assert_eq!(p.begun, 5);
+        assert_eq!(
+            p.read,
+            (whole.len() + frame(false, 0x1, 70_000).len() + 16 + 16 + 6 + 11 + 6 + 7) as u64
         );
     }
 

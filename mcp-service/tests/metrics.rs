@@ -35,7 +35,8 @@ async fn counters_and_histograms() {
         .tool(
             Tool::new("t", schema_of(json!({"type":"object"}))),
             |_: serde_json::Value, cx: ToolContext| async move {
-                cx.log(mcp_service::schema::LoggingLevel::Info, None, "hello").await?;
+                cx.log(mcp_service::schema::LoggingLevel::Info, None, "hello")
+                    .await?;
                 Ok(CallToolResult::text("ok"))
             },
         )

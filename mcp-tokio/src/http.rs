@@ -24,6 +24,11 @@ use crate::TokioRuntime;
 /// `route_service("/mcp", …)`, the path is kept as is. (`nest_service` strips its prefix: set
 /// the config's path to what remains.)
 ///
+/// Request bodies are read within the default [`BodyLimits`](mcp_service::hyper_server::BodyLimits)
+/// (30 s, and at least 8 KiB/s after 5 s; else `408` with `Connection: close`). The other time
+/// limits and connection caps of [`serve_http_with`](crate::serve_http_with) belong to the
+/// server the service is mounted in (axum's, hyper's): configure them there.
+///
 /// ```
 /// use axum::Router;
 /// use axum::routing::get;

@@ -11,7 +11,7 @@
 //! (same names, same signatures):
 //!
 //! - servers: [`serve_stdio`] (the process's own stdin/stdout), [`serve_stream`] (any tokio
-//!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] (an accept loop), [`serve_http`]
+//!   byte stream: TCP, Unix sockets, pipes), [`serve_tcp`] / [`serve_tcp_with`] (an accept loop, its caps in [`ConnectionLimits`]), [`serve_http`]
 //!   (Streamable HTTP on hyper) and [`McpService`] (the HTTP endpoint as a tower service, to
 //!   mount in axum);
 //! - clients: [`connect_stream`], [`memory_pair`] (an in-process client/server pair) and
@@ -42,7 +42,7 @@
 //! |---------------|---------|--------------|
 //! | `stdio`       | yes     | `serve_stdio`, `stdio_stream` |
 //! | `child`       | yes     | `spawn`, `spawn_with`, `ChildClient` (servers in child processes) |
-//! | `http-server` | no      | `serve_http`, the `http` module with `McpService` (tower/axum); hyper |
+//! | `http-server` | no      | `serve_http`, `serve_http_with` (`HttpServerOptions`: time limits, connection caps), the `http` module with `McpService` (tower/axum); hyper |
 //! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TcpConnector`; hyper's client, `url` |
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
@@ -82,19 +82,21 @@ use tokio_util::compat::TokioAsyncReadCompatExt;
 pub use http::McpService;
 pub use mcp_proto as proto;
 pub use mcp_service as service;
-#[cfg(feature = "http-server")]
-pub use mcp_service::driver::serve_http;
 #[cfg(feature = "child")]
 pub use mcp_service::driver::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
-pub use mcp_service::driver::{Driver, memory_pair, serve_tcp};
+pub use mcp_service::driver::{ConnectionLimits, Driver, memory_pair, serve_tcp, serve_tcp_with};
 #[cfg(feature = "http-client")]
 pub use mcp_service::driver::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "ws")]
 pub use mcp_service::driver::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(feature = "http-server")]
+pub use mcp_service::driver::{serve_http, serve_http_with};
 #[cfg(feature = "stdio")]
 pub use mcp_service::driver::{serve_stdio, stdio_stream};
 #[cfg(feature = "http-client")]
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
+#[cfg(feature = "http-server")]
+pub use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
 #[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{

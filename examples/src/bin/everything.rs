@@ -4,6 +4,9 @@
 //! ```text
 //! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H]
 //!            [--stateless] [--json-response] [--eras handshake|both|stateless]
+//!            [--wire-limits default|off] [--max-connections N] [--max-per-ip N]
+//!            [--header-timeout S] [--keep-alive-timeout S] [--body-deadline S]
+//!            [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]
 //! ```
 //!
 //! `--eras` says which protocol eras are served: both (the default, as for any server), the
@@ -14,11 +17,20 @@
 //! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
 //! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
 //! POSTed to `/messages`) and Streamable HTTP at `/mcp`, on the same port.
+//!
+//! The time limits and connection caps on the wire (HTTP and WebSocket) are the library's
+//! defaults (`HttpServerOptions`, `WsConfig`); the flags after `--wire-limits` change one each
+//! (seconds; 0 turns a timeout off). `--wire-limits off` serves as the servers did before they
+//! had limits (no caps, no body or WebSocket deadlines, WebSocket messages up to the session
+//! limit, hyper's former fixed 30 s header timeout, which also ran between requests): for
+//! measuring what the limits change.
 
 fn usage(msg: &str) -> ! {
     eprintln!(
         "everything: {msg}
-usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]"
+usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
+                  [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
+                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]"
     );
     std::process::exit(2);
 }
@@ -32,6 +44,7 @@ fn main() {
     let mut stateless = false;
     let mut json_response = false;
     let mut eras = "both".to_owned();
+    let mut limits = WireLimits::default();
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -62,6 +75,7 @@ fn main() {
                 )
             }
             "-h" | "--help" => usage("help"),
+            flag if limits.set(flag, &value()) => {}
             other => usage(&format!("unknown argument {other:?}")),
         }
         i += 2;
@@ -91,6 +105,7 @@ fn main() {
                 stateless,
                 json_response,
                 legacy_sse: transport == "sse",
+                limits: limits.http(),
             };
             let result = serve_http(server, &runtime, &options);
             if let Err(e) = result {
@@ -101,7 +116,7 @@ fn main() {
         }
         "ws" => {
             let port = port.unwrap_or_else(|| usage("--transport ws needs --port"));
-            if let Err(e) = serve_ws(server, &runtime, &host, port) {
+            if let Err(e) = serve_ws(server, &runtime, &host, port, &limits) {
                 eprintln!("everything: {e}");
                 std::process::exit(1);
             }
@@ -142,6 +157,115 @@ fn main() {
     std::process::exit(0);
 }
 
+/// The `--wire-limits` flags: changes to the default time limits and connection caps.
+#[derive(Default)]
+struct WireLimits {
+    off: bool,
+    max_connections: Option<usize>,
+    max_per_ip: Option<usize>,
+    header: Option<Option<Duration>>,
+    keep_alive: Option<Option<Duration>>,
+    body_deadline: Option<Option<Duration>>,
+    body_min_rate: Option<u64>,
+    ws_unfinished: Option<Option<Duration>>,
+    ws_idle: Option<Option<Duration>>,
+}
+
+use std::time::Duration;
+
+impl WireLimits {
+    /// Takes `flag value` if it is one of the limits' flags.
+    fn set(&mut self, flag: &str, value: &str) -> bool {
+        let number = || -> u64 {
+            value
+                .parse()
+                .unwrap_or_else(|_| usage(&format!("{flag} needs a number")))
+        };
+        let timeout = || Some(Duration::from_secs(number())).filter(|d| !d.is_zero());
+        match flag {
+            "--wire-limits" => match value {
+                "default" => self.off = false,
+                "off" => self.off = true,
+                other => usage(&format!("unknown --wire-limits {other:?} (default, off)")),
+            },
+            "--max-connections" => self.max_connections = Some(number() as usize),
+            "--max-per-ip" => self.max_per_ip = Some(number() as usize),
+            "--header-timeout" => self.header = Some(timeout()),
+            "--keep-alive-timeout" => self.keep_alive = Some(timeout()),
+            "--body-deadline" => self.body_deadline = Some(timeout()),
+            "--body-min-rate" => self.body_min_rate = Some(number()),
+            "--ws-unfinished-timeout" => self.ws_unfinished = Some(timeout()),
+            "--ws-idle-timeout" => self.ws_idle = Some(timeout()),
+            _ => return false,
+        }
+        true
+    }
+
+    fn connections(&self) -> mcp_service::driver::ConnectionLimits {
+        let mut c = if self.off {
+            mcp_service::driver::ConnectionLimits::unlimited()
+        } else {
+            mcp_service::driver::ConnectionLimits::default()
+        };
+        if let Some(n) = self.max_connections {
+            c = c.max_connections(n);
+        }
+        if let Some(n) = self.max_per_ip {
+            c = c.max_per_ip(n);
+        }
+        c
+    }
+
+    fn http(&self) -> mcp_service::hyper_server::HttpServerOptions {
+        use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
+        let mut o = HttpServerOptions::default();
+        let mut body = BodyLimits::default();
+        if self.off {
+            let thirty = Some(Duration::from_secs(30));
+            o = o.header_read_timeout(thirty).keep_alive_timeout(thirty);
+            body = BodyLimits::unlimited();
+        }
+        if let Some(t) = self.header {
+            o = o.header_read_timeout(t);
+        }
+        if let Some(t) = self.keep_alive {
+            o = o.keep_alive_timeout(t);
+        }
+        if let Some(t) = self.body_deadline {
+            body = body.deadline(t);
+        }
+        if let Some(r) = self.body_min_rate {
+            body = body.min_bytes_per_sec(r);
+        }
+        o.body(body).connections(self.connections())
+    }
+
+    fn ws(
+        &self,
+        config: mcp_service::ws::WsConfig,
+        session_max: usize,
+    ) -> mcp_service::ws::WsConfig {
+        let mut c = config.connections(self.connections());
+        if self.off {
+            c = c
+                .unfinished_message_timeout(None)
+                .idle_timeout(None)
+                .header_read_timeout(Some(Duration::from_secs(30)))
+                .max_message_size(session_max);
+        }
+        if let Some(t) = self.header {
+            c = c.header_read_timeout(t);
+        }
+        if let Some(t) = self.ws_unfinished {
+            c = c.unfinished_message_timeout(t);
+        }
+        if let Some(t) = self.ws_idle {
+            c = c.idle_timeout(t);
+        }
+        c
+    }
+}
+
 /// Where and how to serve over HTTP.
 struct HttpOptions {
     host: String,
@@ -150,6 +274,8 @@ struct HttpOptions {
     json_response: bool,
     /// Also serve the legacy HTTP+SSE transport at `/sse` (`--transport sse`).
     legacy_sse: bool,
+    /// Time limits and connection caps.
+    limits: mcp_service::hyper_server::HttpServerOptions,
 }
 
 /// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on `runtime` (and over
@@ -195,11 +321,12 @@ fn serve_http(
                     .map_err(cannot_listen)?;
                 let addr = listener.local_addr().map_err(|e| e.to_string())?;
                 let config = config(addr);
-                mcp_tokio::serve_http(
+                mcp_tokio::serve_http_with(
                     mcp_tokio::TokioRuntime::current(),
                     server.clone(),
                     listener,
                     config,
+                    options.limits,
                 )
                 .await
                 .map_err(|e| e.to_string())
@@ -211,19 +338,21 @@ fn serve_http(
             let config = config(addr);
             let result = if runtime == "smol" {
                 let rt = mcp_async_std::SmolRuntime::new();
-                async_io::block_on(mcp_async_std::serve_http(
+                async_io::block_on(mcp_async_std::serve_http_with(
                     rt,
                     server.clone(),
                     listener,
                     config,
+                    options.limits,
                 ))
             } else {
                 let rt = mcp_async_std::AsyncStdRuntime::new();
-                async_std::task::block_on(mcp_async_std::serve_http(
+                async_std::task::block_on(mcp_async_std::serve_http_with(
                     rt,
                     server.clone(),
                     listener,
                     config,
+                    options.limits,
                 ))
             };
             result.map_err(|e| e.to_string())
@@ -239,11 +368,16 @@ fn serve_ws(
     runtime: &str,
     host: &str,
     port: u16,
+    limits: &WireLimits,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind((host, port))
         .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("everything: serving ws://{addr}/ws");
+    let config = limits.ws(
+        mcp_service::ws::WsConfig::new().bound_to(addr.ip()),
+        server.config().max_message_size,
+    );
     match runtime {
         "tokio" => {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -255,20 +389,26 @@ fn serve_ws(
                 listener.set_nonblocking(true).map_err(|e| e.to_string())?;
                 let listener =
                     tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                mcp_tokio::serve_ws(mcp_tokio::TokioRuntime::current(), server, listener)
-                    .await
-                    .map_err(|e| e.to_string())
+                mcp_tokio::serve_ws_with(
+                    mcp_tokio::TokioRuntime::current(),
+                    server,
+                    listener,
+                    config,
+                )
+                .await
+                .map_err(|e| e.to_string())
             })
         }
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_ws(
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_ws_with(
             mcp_async_std::AsyncStdRuntime::new(),
             server,
             listener,
+            config,
         ))
         .map_err(|e| e.to_string()),
         "smol" => {
             let rt = mcp_async_std::SmolRuntime::new();
-            async_io::block_on(mcp_async_std::serve_ws(rt, server, listener))
+            async_io::block_on(mcp_async_std::serve_ws_with(rt, server, listener, config))
                 .map_err(|e| e.to_string())
         }
         other => usage(&format!("unknown runtime {other:?}")),

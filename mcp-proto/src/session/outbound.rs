@@ -272,7 +272,10 @@ impl Session {
             State::Closing => self.close_deadline,
             _ => None,
         };
-        earliest(self.pending.values().filter_map(|p| p.deadline).min(), close)
+        earliest(
+            self.pending.values().filter_map(|p| p.deadline).min(),
+            close,
+        )
     }
 
     // --------------------------------------------------------------- internals

@@ -7,6 +7,9 @@ use std::io;
 #[cfg(feature = "http-server")]
 use mcp_proto::http::EndpointConfig;
 
+#[cfg(feature = "http-server")]
+use crate::hyper_server::HttpServerOptions;
+
 use super::Driver;
 #[cfg(feature = "http-server")]
 use crate::Server;
@@ -18,8 +21,10 @@ use crate::runtime::BoxFuture;
 use crate::{Client, ClientOptions, Error};
 
 /// Serves `server` over Streamable HTTP on `listener` (HTTP/1.1), forever, at the path of
-/// `config` (default `/mcp`; other paths get 404). The engine owning the sessions and every
-/// connection run as tasks on `rt`.
+/// `config` (default `/mcp`; other paths get 404), with the default time limits and
+/// connection caps ([`HttpServerOptions`]: headers 10 s, keep-alive idle 60 s, bodies 30 s
+/// and 8 KiB/s after 5 s, 4096 connections and 256 per IP; see [`serve_http_with`]). The
+/// engine owning the sessions and every connection run as tasks on `rt`.
 ///
 /// Errors of a single connection attempt are skipped; running out of file descriptors or
 /// memory pauses accepting for 100 ms. Any other accept error is returned.
@@ -30,17 +35,56 @@ pub async fn serve_http<D: Driver>(
     listener: D::TcpListener,
     config: EndpointConfig,
 ) -> io::Result<()> {
-    use crate::hyper_server::{HyperService, serve_connection};
-    let service = HyperService::spawn(&rt, &server, config);
-    super::accept_loop(&rt, listener, |stream, addr| {
-        let service = service.clone();
-        let conn_rt = rt.clone();
-        async move {
-            if let Err(e) = serve_connection(conn_rt, service, D::hyper_io(stream)).await {
-                tracing::debug!(target: "mcp", %addr, error = %e, "HTTP connection ended with an error");
+    serve_http_with(rt, server, listener, config, HttpServerOptions::default()).await
+}
+
+/// [`serve_http`] with explicit time limits and connection caps. A connection over the caps
+/// is answered `503 Service Unavailable` (`Retry-After: 1`, `Connection: close`) and closed
+/// before any of its bytes are read.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(
+/// #     rt: D, server: mcp_service::Server, listener: D::TcpListener,
+/// # ) -> std::io::Result<()> {
+/// use std::time::Duration;
+/// use mcp_service::hyper_server::HttpServerOptions;
+/// use mcp_proto::http::EndpointConfig;
+///
+/// let config = EndpointConfig::new(server.config().clone());
+/// let options = HttpServerOptions::default().header_read_timeout(Some(Duration::from_secs(5)));
+/// mcp_service::driver::serve_http_with(rt, server, listener, config, options).await
+/// # }
+/// ```
+#[cfg(feature = "http-server")]
+pub async fn serve_http_with<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: EndpointConfig,
+    options: HttpServerOptions,
+) -> io::Result<()> {
+    use crate::hyper_server::{HyperService, serve_connection_with};
+    let service = HyperService::spawn(&rt, &server, config).body_limits(&rt, options.body);
+    let options = std::sync::Arc::new(options);
+    super::accept_loop(
+        &rt,
+        listener,
+        options.connections,
+        super::Refusal::Http503,
+        |stream, addr| {
+            let service = service.clone();
+            let conn_rt = rt.clone();
+            let options = options.clone();
+            async move {
+                if let Err(e) =
+                    serve_connection_with(conn_rt, service, D::hyper_io(stream), addr, &options)
+                        .await
+                {
+                    tracing::debug!(target: "mcp", %addr, error = %e, "HTTP connection ended with an error");
+                }
             }
-        }
-    })
+        },
+    )
     .await
 }
 

@@ -45,10 +45,10 @@ mod ws;
 pub use child::{
     ChildClient, ChildStdio, Process, ProcessDriver, StderrCapture, StderrMode, spawn, spawn_with,
 };
-#[cfg(feature = "http-server")]
-pub use http::serve_http;
 #[cfg(feature = "http-client")]
 pub use http::{TcpConnector, connect_http, connect_http_auto, connect_sse};
+#[cfg(feature = "http-server")]
+pub use http::{serve_http, serve_http_with};
 #[cfg(feature = "stdio")]
 pub use stdio::{StdioDriver, serve_stdio, stdio_stream};
 #[cfg(feature = "ws")]
@@ -143,7 +143,8 @@ where
 }
 
 /// Accepts connections on `listener` forever, serving each as a session of `server` on its
-/// own task on `rt`.
+/// own task on `rt`, with the default [`ConnectionLimits`] (a connection over them is closed
+/// at once; see [`serve_tcp_with`]).
 ///
 /// Errors of a single connection attempt (reset, aborted) are skipped; running out of file
 /// descriptors or memory pauses accepting for 100 ms. Any other accept error is returned.
@@ -152,7 +153,19 @@ pub async fn serve_tcp<D: Driver>(
     server: Server,
     listener: D::TcpListener,
 ) -> io::Result<()> {
-    accept_loop(&rt, listener, |stream, addr| {
+    serve_tcp_with(rt, server, listener, ConnectionLimits::default()).await
+}
+
+/// [`serve_tcp`] with explicit caps on concurrent connections. A connection over a cap is
+/// closed as soon as it is accepted (a newline-delimited JSON-RPC stream has no way to say
+/// why before the session starts).
+pub async fn serve_tcp_with<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    limits: ConnectionLimits,
+) -> io::Result<()> {
+    accept_loop(&rt, listener, limits, Refusal::Close, |stream, addr| {
         let server = server.clone();
         let conn_rt = rt.clone();
         async move {
@@ -165,11 +178,15 @@ pub async fn serve_tcp<D: Driver>(
     .await
 }
 
-/// The accept loop of every server: each accepted connection is handed to `serve` and the
-/// future it returns runs on its own task; see [`serve_tcp`] for the error rules.
+/// The accept loop of every server: each accepted connection within `limits` is handed to
+/// `serve` and the future it returns runs on its own task (counted against the limits until
+/// it completes); one over them is refused as `refusal` says. See [`serve_tcp`] for the error
+/// rules.
 pub(crate) async fn accept_loop<D, F, Fut>(
     rt: &D,
     listener: D::TcpListener,
+    limits: ConnectionLimits,
+    refusal: Refusal,
     mut serve: F,
 ) -> io::Result<()>
 where
@@ -177,10 +194,24 @@ where
     F: FnMut(D::TcpStream, SocketAddr) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    let counts = std::sync::Arc::new(std::sync::Mutex::new(Counts::default()));
+    let lingering = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut incoming = rt.incoming(listener)?;
     while let Some(accepted) = incoming.next().await {
         match accepted {
-            Ok((stream, addr)) => rt.spawn(Box::pin(serve(stream, addr))),
+            Ok((stream, addr)) => match admit(&counts, &limits, addr.ip()) {
+                Some(permit) => {
+                    let conn = serve(stream, addr);
+                    rt.spawn(Box::pin(async move {
+                        conn.await;
+                        drop(permit);
+                    }));
+                }
+                None => {
+                    tracing::debug!(target: "mcp", %addr, "connection refused: at the connection limit");
+                    refuse(rt, stream, refusal, &lingering);
+                }
+            },
             Err(e) => match accept_error(&e) {
                 AcceptError::Skip => {}
                 AcceptError::Pause => {
@@ -193,7 +224,6 @@ where
     }
     Err(io::Error::other("the listener stopped accepting"))
 }
-
 enum AcceptError {
     Skip,
     Pause,
@@ -226,6 +256,228 @@ fn accept_error(e: &io::Error) -> AcceptError {
     }
 }
 
+/// Caps on the connections one accept loop serves at once ([`serve_tcp_with`], and the HTTP
+/// and WebSocket servers' options): in total and per peer IP address.
+///
+/// A connection over either cap is refused as soon as it is accepted, before any of its bytes
+/// are read: the HTTP and WebSocket servers write a minimal
+/// `HTTP/1.1 503 Service Unavailable` with `Retry-After: 1` and `Connection: close` (one
+/// non-blocking write; a peer that cannot take it just sees the close), a raw TCP server
+/// ([`serve_tcp`]) closes the connection (its byte stream has no way to say why).
+///
+/// The defaults:
+///
+/// - `max_connections`: 4096, and never more than three quarters of the process's limit on
+///   open descriptors (`RLIMIT_NOFILE`, Unix) so that a flood of connections leaves the rest
+///   of the server (its files, the listener, outgoing connections) descriptors to work with:
+///   with the common soft limit of 1024 that is 768;
+/// - `max_per_ip`: 256, so that one host cannot take all of them. Behind a reverse proxy every
+///   connection comes from the proxy's address: raise `max_per_ip` to `max_connections`
+///   there and let the proxy limit its clients.
+///
+/// ```
+/// use mcp_service::driver::ConnectionLimits;
+///
+/// let limits = ConnectionLimits::default().max_connections(1000).max_per_ip(50);
+/// assert_eq!((limits.max_connections, limits.max_per_ip), (1000, 50));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionLimits {
+    /// The most connections served at once (default 4096, capped by the descriptor limit).
+    pub max_connections: usize,
+    /// The most connections served at once from one peer IP address (default 256): an IPv4
+    /// address, or an IPv6 /64 prefix (what one host is commonly given).
+    pub max_per_ip: usize,
+}
+
+/// The default [`ConnectionLimits::max_connections`] before the descriptor limit applies.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// The default [`ConnectionLimits::max_per_ip`].
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        let max = descriptor_limit().map_or(DEFAULT_MAX_CONNECTIONS, |n| {
+            DEFAULT_MAX_CONNECTIONS.min(n / 4 * 3).max(1)
+        });
+        ConnectionLimits {
+            max_connections: max,
+            max_per_ip: DEFAULT_MAX_CONNECTIONS_PER_IP.min(max),
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// No caps (`usize::MAX` both): what the accept loops did before they had limits.
+    pub fn unlimited() -> Self {
+        ConnectionLimits {
+            max_connections: usize::MAX,
+            max_per_ip: usize::MAX,
+        }
+    }
+
+    /// Sets the most connections served at once.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// Sets the most connections served at once from one peer IP address.
+    pub fn max_per_ip(mut self, n: usize) -> Self {
+        self.max_per_ip = n;
+        self
+    }
+}
+
+/// The soft limit on open descriptors, when the system has one and says it.
+fn descriptor_limit() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: `getrlimit` only writes the struct it is given.
+        let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            return Some(usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX));
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// How an accept loop refuses a connection over its [`ConnectionLimits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Close it.
+    Close,
+    /// Write a minimal HTTP 503, then close it.
+    #[cfg_attr(not(any(feature = "http-server", feature = "ws")), allow(dead_code))]
+    Http503,
+}
+
+/// The reply of [`Refusal::Http503`].
+const BUSY_503: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 31\r\n\r\nserver at its connection limit\n";
+
+/// How many refused connections may linger at once (reading what the peer sent so that the
+/// close is a FIN, not a reset that could discard the 503 before the peer reads it).
+const MAX_LINGERING: usize = 64;
+/// How long a refused connection lingers at most.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// The connections an accept loop is serving, in total and per peer address.
+#[derive(Debug, Default)]
+struct Counts {
+    total: usize,
+    per_ip: std::collections::HashMap<std::net::IpAddr, usize>,
+}
+
+/// One connection's place in its accept loop's [`Counts`], given back on drop.
+struct Permit {
+    counts: std::sync::Arc<std::sync::Mutex<Counts>>,
+    ip: std::net::IpAddr,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut c = lock(&self.counts);
+        c.total = c.total.saturating_sub(1);
+        if let std::collections::hash_map::Entry::Occupied(mut e) = c.per_ip.entry(self.ip) {
+            *e.get_mut() -= 1;
+            if *e.get() == 0 {
+                e.remove();
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A permit for a connection from `ip`, unless that goes over `limits`.
+fn admit(
+    counts: &std::sync::Arc<std::sync::Mutex<Counts>>,
+    limits: &ConnectionLimits,
+    ip: std::net::IpAddr,
+) -> Option<Permit> {
+    let ip = peer_key(ip);
+    let mut c = lock(counts);
+    let from_ip = c.per_ip.get(&ip).copied().unwrap_or(0);
+    if c.total >= limits.max_connections || from_ip >= limits.max_per_ip {
+        return None;
+    }
+    c.total += 1;
+    *c.per_ip.entry(ip).or_insert(0) += 1;
+    Some(Permit {
+        counts: counts.clone(),
+        ip,
+    })
+}
+
+/// What [`ConnectionLimits::max_per_ip`] counts by: an IPv4 address (IPv4-mapped IPv6 ones
+/// too), or the /64 prefix of an IPv6 address (one host is commonly given a whole /64).
+fn peer_key(ip: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv6Addr};
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+/// Refuses `stream` as `how` says, never blocking the accept loop: the 503 is one
+/// non-blocking write (a fresh socket's send buffer takes it), and lingering to read what
+/// the peer sent happens on a task only while few refusals linger.
+fn refuse<D: Driver>(
+    rt: &D,
+    mut stream: D::TcpStream,
+    how: Refusal,
+    lingering: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::Ordering;
+    if how == Refusal::Close {
+        return;
+    }
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let written = matches!(
+        Pin::new(&mut stream).poll_write(&mut cx, BUSY_503),
+        Poll::Ready(Ok(n)) if n == BUSY_503.len()
+    );
+    if !written {
+        return;
+    }
+    let _ = Pin::new(&mut stream).poll_flush(&mut cx);
+    if lingering.fetch_add(1, Ordering::AcqRel) >= MAX_LINGERING {
+        lingering.fetch_sub(1, Ordering::AcqRel);
+        return;
+    }
+    let lingering = lingering.clone();
+    let timer = sleep_for(rt, LINGER);
+    rt.spawn(Box::pin(async move {
+        let drain = async {
+            let _ = futures_util::AsyncWriteExt::close(&mut stream).await;
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = futures_util::AsyncReadExt::read(&mut stream, &mut buf).await {
+                if n == 0 {
+                    break;
+                }
+            }
+        };
+        futures_util::future::select(Box::pin(drain), timer).await;
+        lingering.fetch_sub(1, Ordering::AcqRel);
+    }));
+}
+
 /// An in-process client/server pair over an in-memory pipe ([`memory::duplex`]: no socket,
 /// no system call): the server side is spawned on `rt`, and this resolves with the connected
 /// client. The server side ends when the client closes.
@@ -244,4 +496,40 @@ pub async fn memory_pair<R: Runtime>(
         }
     }));
     Client::connect(rt, client_end, options).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_count_in_total_and_per_address() {
+        let counts = std::sync::Arc::new(std::sync::Mutex::new(Counts::default()));
+        let limits = ConnectionLimits::default().max_connections(3).max_per_ip(2);
+        let a: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+        let b: std::net::IpAddr = "::ffff:10.0.0.2".parse().unwrap();
+        let c: std::net::IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let c2: std::net::IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let p1 = admit(&counts, &limits, a).unwrap();
+        let _p2 = admit(&counts, &limits, a).unwrap();
+        assert!(admit(&counts, &limits, a).is_none(), "per address");
+        let _p3 = admit(&counts, &limits, b).unwrap();
+        assert!(admit(&counts, &limits, c).is_none(), "in total");
+        drop(p1);
+        let _p4 = admit(&counts, &limits, c).unwrap();
+        assert_eq!(lock(&counts).total, 3);
+        // One IPv6 /64 is one peer; an IPv4-mapped address is its IPv4 one.
+        assert_eq!(peer_key(c), peer_key(c2));
+        assert_eq!(peer_key(b), "10.0.0.2".parse::<std::net::IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn default_caps_leave_descriptors_over() {
+        let limits = ConnectionLimits::default();
+        assert!(limits.max_connections <= DEFAULT_MAX_CONNECTIONS);
+        assert!(limits.max_per_ip <= limits.max_connections);
+        if let Some(n) = descriptor_limit() {
+            assert!(limits.max_connections <= (n / 4 * 3).max(1));
+        }
+    }
 }

@@ -13,7 +13,9 @@ use crate::{Client, ClientOptions, Error, ErrorKind, Server};
 /// Serves `server` over WebSocket on `listener`, forever, each connection on its own task on
 /// `rt`: upgrades at `/ws` (other paths get 404), each connection a session of `server`.
 /// `Host` and `Origin` are limited to loopback names when the listener is bound to a loopback
-/// address (others get 403); messages are bounded by the server's maximum message size. Use
+/// address (others get 403); messages are bounded by the server's maximum message size (and
+/// 4 MiB), unfinished messages by 30 s, silence by 60 s, connections at once by the default
+/// [`ConnectionLimits`](super::ConnectionLimits) (more are answered 503). Use
 /// [`serve_ws_with`] for other settings.
 ///
 /// Errors of a single connection attempt are skipped; running out of file descriptors pauses
@@ -27,23 +29,31 @@ pub async fn serve_ws<D: Driver>(
     serve_ws_with(rt, server, listener, config).await
 }
 
-/// [`serve_ws`] with explicit settings (path, allow-lists, message limit, close timeout).
+/// [`serve_ws`] with explicit settings (path, allow-lists, message limit, close timeout, time
+/// limits, connection caps: see [`WsConfig`]).
 pub async fn serve_ws_with<D: Driver>(
     rt: D,
     server: Server,
     listener: D::TcpListener,
     config: WsConfig,
 ) -> io::Result<()> {
+    let limits = config.connections;
     let config = Arc::new(config);
-    super::accept_loop(&rt, listener, |stream, addr| {
-        ws::serve_connection(
-            rt.clone(),
-            server.clone(),
-            config.clone(),
-            D::hyper_io(stream),
-            addr,
-        )
-    })
+    super::accept_loop(
+        &rt,
+        listener,
+        limits,
+        super::Refusal::Http503,
+        |stream, addr| {
+            ws::serve_connection(
+                rt.clone(),
+                server.clone(),
+                config.clone(),
+                D::hyper_io(stream),
+                addr,
+            )
+        },
+    )
     .await
 }
 

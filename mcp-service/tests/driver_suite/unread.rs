@@ -118,12 +118,20 @@ pub async fn an_unread_connection_pauses_its_handler<D: Driver>(rt: D) {
     let (reader, mut writer) = client_end.into_parts();
     let mut reader = futures_util::io::BufReader::new(reader);
     for line in [INIT, INITIALIZED] {
-        writer.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        writer
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
     }
     let mut line = String::new();
-    deadline(&rt, "initialize", reader.read_line(&mut line)).await.unwrap();
+    deadline(&rt, "initialize", reader.read_line(&mut line))
+        .await
+        .unwrap();
     assert!(line.contains("\"id\":1"), "{line}");
-    writer.write_all(format!("{FLOOD}\n").as_bytes()).await.unwrap();
+    writer
+        .write_all(format!("{FLOOD}\n").as_bytes())
+        .await
+        .unwrap();
     let paused = settled(&rt, "the handler pauses while nothing is read", &sent).await;
     assert!(
         paused * ITEM as u64 <= 3 * DEFAULT_OUTPUT_BUDGET as u64,
@@ -163,12 +171,7 @@ fn rss_kib() -> u64 {
 
 /// One raw HTTP/1.1 request on its own connection (`Connection: close`); the response read to
 /// its end unless `read` is false (then the socket is returned unread).
-fn raw_post(
-    port: u16,
-    sid: Option<&str>,
-    body: &str,
-    read: bool,
-) -> (String, std::net::TcpStream) {
+fn raw_post(port: u16, sid: Option<&str>, body: &str, read: bool) -> (String, std::net::TcpStream) {
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     let session = sid.map_or(String::new(), |sid| {
         format!("mcp-session-id: {sid}\r\nmcp-protocol-version: 2025-11-25\r\n")
@@ -258,7 +261,9 @@ pub async fn an_unread_http_stream_does_not_stall_the_others<D: HttpListen>(rt: 
         let out = deadline(
             &rt,
             "echo while another session floods",
-            other.call_tool("echo", json!({ "text": text })).into_future(),
+            other
+                .call_tool("echo", json!({ "text": text }))
+                .into_future(),
         )
         .await
         .unwrap();
