@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener};
 
 use mcp_async_std::proto::http::EndpointConfig;
 use mcp_async_std::service;
-use mcp_async_std::{Driver, HttpServerOptions, Server, WsConfig};
+use mcp_async_std::{Driver, HttpServerOptions, WsConfig};
 
 #[path = "../../mcp-tokio/tests/support/wire_limits.rs"]
 mod wire;
@@ -18,7 +18,7 @@ fn start_http<D: Driver<TcpListener = TcpListener>>(
 ) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let config = EndpointConfig::new(server.config().clone()).bound_to(addr.ip());
     let serve_rt = rt.clone();
     rt.spawn(Box::pin(async move {
@@ -34,7 +34,7 @@ fn start_http<D: Driver<TcpListener = TcpListener>>(
 fn start_ws<D: Driver<TcpListener = TcpListener>>(rt: D, config: WsConfig) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let serve_rt = rt.clone();
     rt.spawn(Box::pin(async move {
         if let Err(e) = mcp_async_std::serve_ws_with(serve_rt, server, listener, config).await {
@@ -50,7 +50,7 @@ fn start_tcp<D: Driver<TcpListener = TcpListener>>(
 ) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let serve_rt = rt.clone();
     rt.spawn(Box::pin(async move {
         if let Err(e) = mcp_async_std::serve_tcp_with(serve_rt, server, listener, limits).await {
@@ -88,6 +88,7 @@ on_both!(start_http:
     http_half_a_head_is_closed_at_the_header_timeout,
     http_idle_keep_alive_is_closed_at_the_keep_alive_timeout,
     http_connection_caps_refuse_with_503,
+    http_unread_reply_is_closed_at_the_write_timeout,
 );
 
 on_both!(start_tcp: tcp_connection_cap_closes);
@@ -98,4 +99,5 @@ on_both!(start_ws:
     ws_unfinished_message_over_its_budget_is_closed,
     ws_silent_peer_is_closed_at_the_idle_timeout,
     ws_connection_cap_refuses_with_503,
+    ws_unread_reply_is_closed_at_the_write_timeout,
 );

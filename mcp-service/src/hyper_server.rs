@@ -206,11 +206,20 @@ pub struct HttpServerOptions {
     pub body: BodyLimits,
     /// Caps on concurrent connections, enforced by the accept loop of `serve_http`.
     pub connections: crate::driver::ConnectionLimits,
+    /// How long a write may wait for a client that reads nothing (default 60 s; `None`: no
+    /// limit): a reply or SSE stream whose client takes not one byte for this long closes
+    /// the connection, giving back its place under the connection caps. (The client resumes
+    /// a closed SSE stream from the event store.)
+    pub write_timeout: Option<Duration>,
 }
+
+/// The default [`HttpServerOptions::write_timeout`].
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Default for HttpServerOptions {
     fn default() -> Self {
         HttpServerOptions {
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
             header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
             keep_alive_timeout: Some(DEFAULT_KEEP_ALIVE_TIMEOUT),
             body: BodyLimits::default(),
@@ -223,6 +232,12 @@ impl HttpServerOptions {
     /// Sets how long a request's headers may take.
     pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a write may wait for a client that reads nothing.
+    pub fn write_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.write_timeout = timeout;
         self
     }
 
@@ -643,10 +658,23 @@ where
         addr,
     };
     let mut builder = http1::Builder::new();
+    let stall = options.write_timeout.map(|timeout| {
+        let rt = rt.clone();
+        WriteStall {
+            timeout,
+            sleep: Arc::new(move |d| crate::driver::sleep_for(&rt, d)),
+            pending: None,
+        }
+    });
     if options.header_read_timeout.is_none() && options.keep_alive_timeout.is_none() {
         builder
             .timer(RuntimeTimer::new(rt))
             .header_read_timeout(None);
+        let io = CountingIo {
+            inner: io,
+            read: Arc::new(AtomicU64::new(0)),
+            stall,
+        };
         return builder.serve_connection(io, service).await;
     }
     let read = Arc::new(AtomicU64::new(0));
@@ -665,7 +693,14 @@ where
         .timer(timer)
         .header_read_timeout(Some(Duration::from_secs(1)));
     builder
-        .serve_connection(CountingIo { inner: io, read }, service)
+        .serve_connection(
+            CountingIo {
+                inner: io,
+                read,
+                stall,
+            },
+            service,
+        )
         .await
 }
 
@@ -673,6 +708,42 @@ where
 struct CountingIo<I> {
     inner: I,
     read: Arc<AtomicU64>,
+    stall: Option<WriteStall>,
+}
+
+/// Fails a write the client has taken nothing of for `timeout`
+/// ([`HttpServerOptions::write_timeout`]).
+struct WriteStall {
+    timeout: Duration,
+    sleep: Arc<dyn Fn(Duration) -> BoxFuture<()> + Send + Sync>,
+    /// Armed while a write waits.
+    pending: Option<BoxFuture<()>>,
+}
+
+impl WriteStall {
+    fn check<T>(
+        stall: &mut Option<WriteStall>,
+        cx: &mut Context<'_>,
+        r: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        let Some(st) = stall.as_mut() else {
+            return r;
+        };
+        if r.is_ready() {
+            st.pending = None;
+            return r;
+        }
+        let sleep = st.pending.get_or_insert_with(|| (st.sleep)(st.timeout));
+        if sleep.as_mut().poll(cx).is_ready() {
+            st.pending = None;
+            tracing::debug!(target: "mcp", timeout = ?st.timeout, "HTTP client read nothing for the write timeout; closing");
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the HTTP client read nothing of the reply for the write timeout",
+            )));
+        }
+        Poll::Pending
+    }
 }
 
 impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for CountingIo<I> {
@@ -703,11 +774,15 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for CountingIo<I> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let this = &mut *self;
+        let r = Pin::new(&mut this.inner).poll_write(cx, buf);
+        WriteStall::check(&mut this.stall, cx, r)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let this = &mut *self;
+        let r = Pin::new(&mut this.inner).poll_flush(cx);
+        WriteStall::check(&mut this.stall, cx, r)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -723,7 +798,9 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for CountingIo<I> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let this = &mut *self;
+        let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        WriteStall::check(&mut this.stall, cx, r)
     }
 }
 

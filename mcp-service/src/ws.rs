@@ -70,6 +70,8 @@ pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
 pub const DEFAULT_UNFINISHED_MESSAGE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a server lets a peer stay silent by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default [`WsConfig::write_timeout`].
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a server waits by default for the headers of the HTTP handshake.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -110,6 +112,10 @@ pub struct WsConfig {
     /// Caps on concurrent connections, enforced by the accept loop of `serve_ws_with`
     /// (default 4096, 256 per IP; see [`ConnectionLimits`](crate::driver::ConnectionLimits)).
     pub connections: crate::driver::ConnectionLimits,
+    /// How long a message may wait for a peer that reads nothing (default 60 s; `None`: no
+    /// limit): a peer that takes not one byte for this long is closed (its connection is not
+    /// held, with everything queued for it, for as long as it cares to stall).
+    pub write_timeout: Option<Duration>,
 }
 
 impl Default for WsConfig {
@@ -134,7 +140,14 @@ impl WsConfig {
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
             connections: crate::driver::ConnectionLimits::default(),
+            write_timeout: Some(DEFAULT_WRITE_TIMEOUT),
         }
+    }
+
+    /// Sets how long a message may wait for a peer that reads nothing (`None`: no limit).
+    pub fn write_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.write_timeout = timeout;
+        self
     }
 
     /// Sets how long a begun message may take to finish (`None`: no limit).
@@ -498,6 +511,8 @@ where
         state: CloseState::Open,
         watch: None,
         stalled: false,
+        write_timeout: None,
+        write_wait: None,
     })
 }
 
@@ -530,6 +545,8 @@ where
             pinged: false,
         }),
         stalled: false,
+        write_timeout: config.write_timeout,
+        write_wait: None,
     })
 }
 
@@ -769,6 +786,10 @@ struct WsTransport<R, S> {
     watch: Option<Watch>,
     /// Closed for stalling (an unfinished message, silence): the close is not waited for.
     stalled: bool,
+    /// How long a send may wait for the peer to read ([`WsConfig::write_timeout`]).
+    write_timeout: Option<Duration>,
+    /// Armed while a send waits.
+    write_wait: Option<BoxFuture<()>>,
 }
 
 impl<R, S> WsTransport<R, S> {
@@ -855,6 +876,38 @@ where
 {
     fn stalled(&self) -> bool {
         self.stalled
+    }
+
+    /// A send that waits (`r` pending) fails once it waited the write timeout: the peer
+    /// reads nothing.
+    fn write_stall(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<io::Result<()>>,
+    ) -> Poll<io::Result<()>> {
+        let Some(timeout) = self.write_timeout else {
+            return r;
+        };
+        if r.is_ready() {
+            self.write_wait = None;
+            return r;
+        }
+        let rt = &self.rt;
+        let wait = self
+            .write_wait
+            .get_or_insert_with(|| sleep_for(rt, timeout));
+        if wait.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.write_wait = None;
+        tracing::debug!(target: "mcp", "the WebSocket peer read nothing for the write timeout; closing");
+        self.stalled = true;
+        self.done = true;
+        self.state = CloseState::Done;
+        Poll::Ready(Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the WebSocket peer read nothing for the write timeout",
+        )))
     }
 
     /// With nothing to read: whether a limit of the [`Watch`] ends the connection (or a ping
@@ -953,7 +1006,8 @@ where
                 "the WebSocket connection is closing",
             )));
         }
-        Pin::new(&mut self.ws).poll_ready(cx).map_err(write_error)
+        let r = Pin::new(&mut self.ws).poll_ready(cx).map_err(write_error);
+        self.write_stall(cx, r)
     }
 
     fn start_send(&mut self, message: Vec<u8>) -> io::Result<()> {
@@ -972,7 +1026,8 @@ where
         if !matches!(self.state, CloseState::Open) {
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.ws).poll_flush(cx).map_err(write_error)
+        let r = Pin::new(&mut self.ws).poll_flush(cx).map_err(write_error);
+        self.write_stall(cx, r)
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use mcp_tokio::proto::http::EndpointConfig;
 use mcp_tokio::service;
-use mcp_tokio::{HttpServerOptions, Server, TokioRuntime, WsConfig};
+use mcp_tokio::{HttpServerOptions, TokioRuntime, WsConfig};
 
 #[path = "support/wire_limits.rs"]
 mod wire;
@@ -38,7 +38,7 @@ fn listener() -> (tokio::net::TcpListener, SocketAddr) {
 
 fn start_http(options: HttpServerOptions) -> SocketAddr {
     let (listener, addr) = listener();
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let config = EndpointConfig::new(server.config().clone()).bound_to(addr.ip());
     let rt = TokioRuntime::new(runtime().handle().clone());
     runtime().spawn(mcp_tokio::serve_http_with(
@@ -49,7 +49,7 @@ fn start_http(options: HttpServerOptions) -> SocketAddr {
 
 fn start_ws(config: WsConfig) -> SocketAddr {
     let (listener, addr) = listener();
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let rt = TokioRuntime::new(runtime().handle().clone());
     runtime().spawn(mcp_tokio::serve_ws_with(rt, server, listener, config));
     addr
@@ -57,7 +57,7 @@ fn start_ws(config: WsConfig) -> SocketAddr {
 
 fn start_tcp(limits: mcp_tokio::ConnectionLimits) -> SocketAddr {
     let (listener, addr) = listener();
-    let server = Server::builder("wire-limits", "1").build();
+    let server = wire::server();
     let rt = TokioRuntime::new(runtime().handle().clone());
     runtime().spawn(mcp_tokio::serve_tcp_with(rt, server, listener, limits));
     addr
@@ -87,6 +87,7 @@ http!(
     http_half_a_head_is_closed_at_the_header_timeout,
     http_idle_keep_alive_is_closed_at_the_keep_alive_timeout,
     http_connection_caps_refuse_with_503,
+    http_unread_reply_is_closed_at_the_write_timeout,
 );
 
 #[test]
@@ -100,4 +101,5 @@ ws!(
     ws_unfinished_message_over_its_budget_is_closed,
     ws_silent_peer_is_closed_at_the_idle_timeout,
     ws_connection_cap_refuses_with_503,
+    ws_unread_reply_is_closed_at_the_write_timeout,
 );

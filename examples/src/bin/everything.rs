@@ -222,7 +222,10 @@ impl WireLimits {
         let mut body = BodyLimits::default();
         if self.off {
             let thirty = Some(Duration::from_secs(30));
-            o = o.header_read_timeout(thirty).keep_alive_timeout(thirty);
+            o = o
+                .header_read_timeout(thirty)
+                .keep_alive_timeout(thirty)
+                .write_timeout(None);
             body = BodyLimits::unlimited();
         }
         if let Some(t) = self.header {

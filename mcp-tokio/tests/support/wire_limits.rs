@@ -336,7 +336,11 @@ pub fn http_connection_caps_refuse_with_503(start: StartHttp<'_>) {
 /// Opens a WebSocket to `addr` by hand (the `mcp` subprotocol) and returns the socket after
 /// the 101.
 fn ws_open(addr: SocketAddr) -> TcpStream {
-    let mut s = connect(addr);
+    ws_open_on(connect(addr), addr)
+}
+
+/// [`ws_open`] on a connected socket.
+fn ws_open_on(mut s: TcpStream, addr: SocketAddr) -> TcpStream {
     let req = format!(
         "GET /ws HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
          Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
@@ -568,5 +572,96 @@ pub fn tcp_connection_cap_closes(start: StartTcp<'_>) {
         }
         assert!(Instant::now() < until, "no room after a connection closed");
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peers that read nothing
+// ---------------------------------------------------------------------------------------------
+
+/// The size of the `big` tool's reply.
+pub const BIG: usize = 8 * 1024 * 1024;
+
+/// The server every scenario runs: no tools but `big`, whose reply is [`BIG`] bytes of text.
+pub fn server() -> crate::service::Server {
+    use crate::service::schema::{CallToolResult, Tool};
+    use crate::service::server::{ToolContext, schema_of};
+    crate::service::Server::builder("wire-limits", "1")
+        .tool(
+            Tool::new("big", schema_of(serde_json::json!({"type": "object"}))),
+            |_: serde_json::Value, _cx: ToolContext| async move {
+                Ok(CallToolResult::text("x".repeat(BIG)))
+            },
+        )
+        .build()
+}
+
+/// A 2026-07-28 `tools/call` of `big` (no handshake needed).
+const BIG_CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"unread","version":"1"}}}}"#;
+
+/// A connection whose receive buffer is small: what the server sends stays in its own
+/// buffers.
+fn connect_small(addr: SocketAddr) -> TcpStream {
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    socket.set_recv_buffer_size(4096).ok();
+    socket.connect(&addr.into()).expect("connect");
+    socket.into()
+}
+
+/// After waiting `wait` without reading, reads what arrived: `Ok` with the bytes if the
+/// server had closed the connection, `Err` if it is still open.
+fn closed_after_not_reading(s: &mut TcpStream, wait: Duration) -> Result<Vec<u8>, Vec<u8>> {
+    std::thread::sleep(wait);
+    read_until_closed(s, Duration::from_secs(5))
+}
+
+/// A client that asks for a large reply and reads none of it is closed at the write timeout
+/// (before, its connection and everything queued for it were held for as long as it stalled).
+pub fn http_unread_reply_is_closed_at_the_write_timeout(start: StartHttp<'_>) {
+    let timeout = secs(1.0);
+    let addr = start(HttpServerOptions::default().write_timeout(Some(timeout)));
+    let mut s = connect_small(addr);
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: big\r\nContent-Length: {}\r\n\r\n{BIG_CALL}",
+        BIG_CALL.len()
+    );
+    s.write_all(req.as_bytes()).expect("send");
+    match closed_after_not_reading(&mut s, timeout + SLACK) {
+        Ok(got) => assert!(
+            got.len() < BIG,
+            "the whole reply arrived ({} bytes): nothing stalled",
+            got.len()
+        ),
+        Err(got) => panic!(
+            "still open {:?} after the write timeout ({} bytes were sent)",
+            SLACK,
+            got.len()
+        ),
+    }
+    legit_client_is_served(addr);
+}
+
+/// A WebSocket peer that asks for a large reply and reads none of it is closed at the write
+/// timeout.
+pub fn ws_unread_reply_is_closed_at_the_write_timeout(start: StartWs<'_>) {
+    let timeout = secs(1.0);
+    let addr = start(ws_config().write_timeout(Some(timeout)).idle_timeout(None));
+    let mut s = ws_open_on(connect_small(addr), addr);
+    s.write_all(&ws_frame(true, 0x1, BIG_CALL.as_bytes()))
+        .unwrap();
+    match closed_after_not_reading(&mut s, timeout + SLACK) {
+        Ok(got) => assert!(
+            got.len() < BIG,
+            "the whole reply arrived ({} bytes): nothing stalled",
+            got.len()
+        ),
+        Err(got) => panic!(
+            "still open {:?} after the write timeout ({} bytes were sent)",
+            SLACK,
+            got.len()
+        ),
     }
 }
