@@ -310,6 +310,8 @@ pub struct HttpEngine<R: Runtime> {
     heads: HashMap<StreamId, bool>,
     /// The streams whose `want` flag is set, each once.
     wanted: Vec<StreamId>,
+    /// Sessions whose unsent output changed this turn ([`Self::publish_backlogs`]).
+    paced: Vec<SessionId>,
 }
 
 type Reply = oneshot::Sender<http::Response<HttpBody>>;
@@ -356,6 +358,7 @@ impl<R: Runtime> HttpEngine<R> {
             held: Vec::new(),
             heads: HashMap::new(),
             wanted: Vec::new(),
+            paced: Vec::new(),
         }
     }
 
@@ -459,7 +462,7 @@ impl<R: Runtime> HttpEngine<R> {
                                 s.done = true;
                             }
                             self.streams.remove(&id);
-                            self.endpoint.stream_closed(now, id);
+                            self.stream_closed(now, id);
                         } else {
                             self.held.push((reply, resp));
                         }
@@ -502,7 +505,7 @@ impl<R: Runtime> HttpEngine<R> {
                 if let HttpBody::Stream(mut s) = resp.into_body() {
                     s.done = true;
                     self.streams.remove(&s.id);
-                    self.endpoint.stream_closed(now, s.id);
+                    self.stream_closed(now, s.id);
                 }
             }
         }
@@ -528,7 +531,7 @@ impl<R: Runtime> HttpEngine<R> {
                     Poll::Ready(Ok(())) => {}
                     Poll::Ready(Err(_)) => {
                         self.streams.remove(&id);
-                        self.endpoint.stream_closed(now, id);
+                        self.stream_closed(now, id);
                         progressed = true;
                         break;
                     }
@@ -537,6 +540,9 @@ impl<R: Runtime> HttpEngine<R> {
                 self.buf.clear();
                 match self.endpoint.poll_stream(id, &mut self.buf) {
                     mcp_proto::http::StreamPoll::Data(_) => {
+                        if let Some(sid) = self.endpoint.stream_session(id) {
+                            self.paced.push(sid);
+                        }
                         if slot.held {
                             slot.held = false;
                             self.heads.insert(id, self.endpoint.stream_is_sse(id));
@@ -545,7 +551,7 @@ impl<R: Runtime> HttpEngine<R> {
                         progressed = true;
                         if slot.tx.start_send(chunk).is_err() {
                             self.streams.remove(&id);
-                            self.endpoint.stream_closed(now, id);
+                            self.stream_closed(now, id);
                             break;
                         }
                     }
@@ -562,6 +568,7 @@ impl<R: Runtime> HttpEngine<R> {
                 }
             }
         }
+        self.publish_backlogs();
         // A stream whose channel was full stays wanted (the channel wakes the engine when it
         // has room).
         for id in wanted {
@@ -576,10 +583,14 @@ impl<R: Runtime> HttpEngine<R> {
         let factory = &self.factory;
         let commands = &mut self.commands;
         let telemetry = &self.telemetry;
+        let max_stream_buffer = self.endpoint.config().max_stream_buffer;
         self.sessions.entry(sid).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded();
             let peer = Peer::new(tx);
             let (service, on_end) = factory(&peer);
+            // Paced below the point where the endpoint cuts a slow stream: a handler waits for
+            // its client instead of having its stream cut.
+            peer.set_output_budget(peer.output_budget().min(max_stream_buffer / 2));
             commands.push(Box::pin(rx.map(move |c| (sid, c))));
             tracing::debug!(target: "mcp", connection = peer.connection_id(), session = %sid, "HTTP session opened");
             SessionCtx {
@@ -649,9 +660,10 @@ impl<R: Runtime> HttpEngine<R> {
         let mut any = false;
         while let Poll::Ready(Some(id)) = Pin::new(&mut self.drops).poll_next(cx) {
             self.streams.remove(&id);
-            self.endpoint.stream_closed(now, id);
+            self.stream_closed(now, id);
             any = true;
         }
+        self.publish_backlogs();
         any
     }
 
@@ -675,8 +687,40 @@ impl<R: Runtime> HttpEngine<R> {
             };
             any = true;
             self.apply(sid, cmd, now);
+            if self.paced.last() != Some(&sid) {
+                self.paced.push(sid);
+            }
         }
+        self.publish_backlogs();
         any
+    }
+
+    /// Tells the endpoint that the body of `stream` went away; its session's unsent output
+    /// is counted again.
+    fn stream_closed(&mut self, now: Instant, stream: StreamId) {
+        if let Some(sid) = self.endpoint.stream_session(stream) {
+            self.paced.push(sid);
+        }
+        self.endpoint.stream_closed(now, stream);
+    }
+
+    /// Tells the sessions whose output changed how much of it waits for their clients (their
+    /// handles' output budget counts it: a client that does not read pauses its handlers).
+    fn publish_backlogs(&mut self) {
+        if self.paced.is_empty() {
+            return;
+        }
+        self.paced.sort_unstable();
+        self.paced.dedup();
+        for sid in self.paced.drain(..) {
+            if let Some(ctx) = self.sessions.get(&sid) {
+                ctx.dispatcher
+                    .peer()
+                    .shared
+                    .flow
+                    .set_backlog(self.endpoint.unsent(sid));
+            }
+        }
     }
 }
 

@@ -1042,6 +1042,27 @@ impl Endpoint {
         self.conns.get(&stream).is_some_and(|c| c.sse)
     }
 
+    /// The session whose reply body `stream` is.
+    pub fn stream_session(&self, stream: StreamId) -> Option<SessionId> {
+        self.conns.get(&stream).map(|c| c.session)
+    }
+
+    /// Bytes of session `sid`'s output that its open reply bodies hold and the driver has not
+    /// pulled: what a client that does not read leaves waiting (a driver paces the session's
+    /// application by it). Output for a stream with no connection goes to the event store
+    /// and is not counted.
+    pub fn unsent(&self, sid: SessionId) -> usize {
+        let Some(entry) = self.sessions.get(&sid) else {
+            return 0;
+        };
+        entry
+            .streams
+            .values()
+            .filter_map(|l| l.conn.and_then(|c| self.conns.get(&c)))
+            .map(|c| c.queue.len())
+            .fold(0, usize::saturating_add)
+    }
+
     /// Appends what stream `stream` has to send to `out`.
     #[must_use]
     pub fn poll_stream(&mut self, stream: StreamId, out: &mut Vec<u8>) -> StreamPoll {

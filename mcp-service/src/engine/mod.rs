@@ -180,6 +180,11 @@ impl Dispatcher {
         }
     }
 
+    /// The handle of the session this dispatcher serves.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
     /// Carries out one command of the application (a `Peer` call).
     pub(crate) fn apply(&mut self, core: &mut impl Core, cmd: Command, now: Instant) {
         let connection = self.peer.connection_id();

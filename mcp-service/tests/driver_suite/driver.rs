@@ -53,6 +53,7 @@ macro_rules! driver_suite {
             child_ignoring_eof_gets_sigterm,
             child_ignoring_sigterm_gets_killed,
             dropped_child_is_killed_and_reaped,
+            a_dead_child_ends_its_client,
             child_stderr_is_captured,
             child_stderr_null_and_inherit,
             spawn_failure_is_an_error,
@@ -289,6 +290,24 @@ pub async fn child_ignoring_sigterm_gets_killed<E: Env>(rt: E) {
         .unwrap();
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     assert_reaped(pid);
+}
+
+/// A server child that dies (killed, so it says nothing) ends its client's connection at
+/// once: the client learns it is closed and a call fails with `TransportClosed` instead of
+/// waiting for its timeout.
+pub async fn a_dead_child_ends_its_client<E: Env>(rt: E) {
+    let cmd = test_server(&rt, &["--linger"]);
+    let child = driver::spawn(rt.clone(), cmd, options()).await.unwrap();
+    let pid = child.pid();
+    assert_handshake_and_ping(&child).await;
+    // SAFETY: signalling our own child, whose pid is not reused before it is reaped.
+    let killed = unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    assert_eq!(killed, 0);
+    deadline(&rt, 5, child.closed()).await;
+    let e = deadline(&rt, 5, child.peer().request("ping", None).into_future())
+        .await
+        .expect_err("a call to a dead server fails");
+    assert_eq!(e.kind(), ErrorKind::TransportClosed, "{e}");
 }
 
 pub async fn dropped_child_is_killed_and_reaped<E: Env>(rt: E) {
