@@ -501,21 +501,8 @@ where
         + Unpin
         + 'static,
 {
-    Transport::messages(WsTransport {
-        ws,
-        rt,
-        close: None,
-        peer_closed: false,
-        done: false,
-        close_timeout,
-        state: CloseState::Open,
-        watch: None,
-        stalled: false,
-        write_timeout: None,
-        write_wait: None,
-    })
+    Transport::messages(WsTransport::new(rt, ws, close_timeout))
 }
-
 /// [`transport`] for a server connection whose incoming bytes `track` follows: also times
 /// unfinished messages and silence as `config` says.
 fn watched_transport<R, S>(rt: R, ws: S, config: &WsConfig, track: Arc<FrameTrack>) -> Transport
@@ -527,27 +514,18 @@ where
         + Unpin
         + 'static,
 {
-    Transport::messages(WsTransport {
-        ws,
-        rt,
-        close: None,
-        peer_closed: false,
-        done: false,
-        close_timeout: config.close_timeout,
-        state: CloseState::Open,
-        watch: Some(Watch {
-            track,
-            unfinished_timeout: config.unfinished_message_timeout,
-            idle_timeout: config.idle_timeout,
-            unfinished: None,
-            idle: None,
-            idle_seen: 0,
-            pinged: false,
-        }),
-        stalled: false,
-        write_timeout: config.write_timeout,
-        write_wait: None,
-    })
+    let mut t = WsTransport::new(rt, ws, config.close_timeout);
+    t.watch = Some(Watch {
+        track,
+        unfinished_timeout: config.unfinished_message_timeout,
+        idle_timeout: config.idle_timeout,
+        unfinished: None,
+        idle: None,
+        idle_seen: 0,
+        pinged: false,
+    });
+    t.write_timeout = config.write_timeout;
+    Transport::messages(t)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -793,6 +771,23 @@ struct WsTransport<R, S> {
 }
 
 impl<R, S> WsTransport<R, S> {
+    /// An open transport over `ws`, with no server limits.
+    fn new(rt: R, ws: S, close_timeout: Duration) -> Self {
+        WsTransport {
+            ws,
+            rt,
+            close: None,
+            peer_closed: false,
+            done: false,
+            close_timeout,
+            state: CloseState::Open,
+            watch: None,
+            stalled: false,
+            write_timeout: None,
+            write_wait: None,
+        }
+    }
+
     fn refuse(&mut self, code: CloseCode, reason: &'static str) {
         if self.close.is_none() {
             self.close = Some(CloseFrame {

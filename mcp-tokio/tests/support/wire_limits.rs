@@ -609,11 +609,21 @@ fn connect_small(addr: SocketAddr) -> TcpStream {
     socket.into()
 }
 
-/// After waiting `wait` without reading, reads what arrived: `Ok` with the bytes if the
-/// server had closed the connection, `Err` if it is still open.
-fn closed_after_not_reading(s: &mut TcpStream, wait: Duration) -> Result<Vec<u8>, Vec<u8>> {
+/// Waits `wait` without reading, then asserts that the server closed the connection before
+/// all of the [`BIG`] reply was taken.
+fn assert_closed_unread(s: &mut TcpStream, wait: Duration) {
     std::thread::sleep(wait);
-    read_until_closed(s, Duration::from_secs(5))
+    match read_until_closed(s, Duration::from_secs(5)) {
+        Ok(got) => assert!(
+            got.len() < BIG,
+            "the whole reply arrived ({} bytes): nothing stalled",
+            got.len()
+        ),
+        Err(got) => panic!(
+            "still open {SLACK:?} after the write timeout ({} bytes were sent)",
+            got.len()
+        ),
+    }
 }
 
 /// A client that asks for a large reply and reads none of it is closed at the write timeout
@@ -629,18 +639,7 @@ pub fn http_unread_reply_is_closed_at_the_write_timeout(start: StartHttp<'_>) {
         BIG_CALL.len()
     );
     s.write_all(req.as_bytes()).expect("send");
-    match closed_after_not_reading(&mut s, timeout + SLACK) {
-        Ok(got) => assert!(
-            got.len() < BIG,
-            "the whole reply arrived ({} bytes): nothing stalled",
-            got.len()
-        ),
-        Err(got) => panic!(
-            "still open {:?} after the write timeout ({} bytes were sent)",
-            SLACK,
-            got.len()
-        ),
-    }
+    assert_closed_unread(&mut s, timeout + SLACK);
     legit_client_is_served(addr);
 }
 
@@ -652,16 +651,5 @@ pub fn ws_unread_reply_is_closed_at_the_write_timeout(start: StartWs<'_>) {
     let mut s = ws_open_on(connect_small(addr), addr);
     s.write_all(&ws_frame(true, 0x1, BIG_CALL.as_bytes()))
         .unwrap();
-    match closed_after_not_reading(&mut s, timeout + SLACK) {
-        Ok(got) => assert!(
-            got.len() < BIG,
-            "the whole reply arrived ({} bytes): nothing stalled",
-            got.len()
-        ),
-        Err(got) => panic!(
-            "still open {:?} after the write timeout ({} bytes were sent)",
-            SLACK,
-            got.len()
-        ),
-    }
+    assert_closed_unread(&mut s, timeout + SLACK);
 }
