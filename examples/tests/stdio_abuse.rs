@@ -167,5 +167,16 @@ fn a_dead_host_makes_the_server_exit() {
             "{runtime}: a handler that never ends kept the server alive after stdin closed"
         );
         let _ = reader.join();
+        // The host closes stdin and reads nothing more (it hangs): the input is still
+        // watched, and the output it left unread is given up after the close timeout.
+        let (mut child, mut stdin, stdout) = spawn(runtime);
+        writeln!(stdin, "{}", endless_stream(2)).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        drop(stdin);
+        assert!(
+            wait_exit(&mut child, Duration::from_secs(8)),
+            "{runtime}: unread output kept the server alive after stdin closed"
+        );
+        drop(stdout);
     }
 }

@@ -145,6 +145,9 @@ impl std::fmt::Debug for Transport {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
+/// Input held unprocessed at most while the peer does not read (see
+/// `Connection::poll_read_held`).
+const HELD_INPUT: usize = 64 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
 
@@ -197,6 +200,8 @@ pub struct Connection<R: Runtime> {
     /// The session ended with output still unwritten: when the connection stops waiting for
     /// the peer to read it (the session's close timeout after the end).
     flush_deadline: Option<Instant>,
+    /// Input read while the peer did not read, not yet handed to the session.
+    held: Vec<u8>,
 }
 
 impl<R: Runtime> std::fmt::Debug for Connection<R> {
@@ -265,6 +270,7 @@ pub fn connection<R: Runtime>(
         finished: false,
         peer: peer.clone(),
         flush_deadline: None,
+        held: Vec::new(),
     };
     (peer, conn, ready_rx)
 }
@@ -438,8 +444,17 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
-        if self.read_parked || self.out.len() - self.out_pos >= self.peer.output_budget() {
-            return false; // parked until woken, or backpressure: the peer is not reading
+        if self.read_parked {
+            return false; // parked until woken
+        }
+        if self.out.len() - self.out_pos >= self.peer.output_budget() {
+            // Backpressure: the peer is not reading.
+            return self.poll_read_held(cx, now);
+        }
+        if !self.held.is_empty() {
+            let held = std::mem::take(&mut self.held);
+            self.session.handle_bytes(now, &held);
+            return true;
         }
         if let Some(wire) = self.wire.as_mut() {
             return wire.poll_recv(cx, &mut self.session, now);
@@ -489,6 +504,51 @@ impl<R: Runtime> Connection<R> {
                             .with_source(e),
                     ),
                 );
+                true
+            }
+            Poll::Pending => {
+                self.read_parked = true;
+                false
+            }
+        }
+    }
+
+    /// While the peer does not read, a byte stream's input is still watched, up to
+    /// [`HELD_INPUT`] bytes held for later: a host that closes its side (it is gone) ends the
+    /// session (within its close timeout) instead of leaving it waiting for a reader.
+    fn poll_read_held(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        if self.held.len() >= HELD_INPUT {
+            return false;
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return false;
+        };
+        let room = (HELD_INPUT - self.held.len()).min(self.read_buf.len());
+        let buf = self.read_buf.get_mut(..room).unwrap_or_default();
+        match reader.as_mut().poll_read(cx, buf) {
+            Poll::Ready(Ok(n)) if n > 0 => {
+                self.held
+                    .extend_from_slice(self.read_buf.get(..n).unwrap_or_default());
+                true
+            }
+            Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
+            Poll::Ready(end) => {
+                // The end of input, or a failed read: what arrived before it is served, then
+                // the session closes.
+                self.reader = None;
+                self.input_done = true;
+                let held = std::mem::take(&mut self.held);
+                self.session.handle_bytes(now, &held);
+                match end {
+                    Ok(_) => self.session.handle_input_closed(now),
+                    Err(e) => self.session.handle_closed(
+                        now,
+                        Some(
+                            Error::new(ErrorKind::TransportError, format!("read failed: {e}"))
+                                .with_source(e),
+                        ),
+                    ),
+                }
                 true
             }
             Poll::Pending => {
