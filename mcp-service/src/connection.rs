@@ -145,6 +145,15 @@ impl std::fmt::Debug for Transport {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
+/// How much unwritten output stops the reading of more input: four times the output budget,
+/// at least 16 MiB. Well above the budget, which paces the application's own messages: two
+/// peers whose applications both send at their budgets still read each other (the answers
+/// that fill this are bounded by the in-flight limits), and a peer that sends requests without
+/// reading their answers is stopped here.
+fn read_stop(budget: usize) -> usize {
+    budget.saturating_mul(4).max(16 * 1024 * 1024)
+}
+
 /// Input held unprocessed at most while the peer does not read (see
 /// `Connection::poll_read_held`).
 const HELD_INPUT: usize = 64 * 1024;
@@ -447,7 +456,7 @@ impl<R: Runtime> Connection<R> {
         if self.read_parked {
             return false; // parked until woken
         }
-        if self.out.len() - self.out_pos >= self.peer.output_budget() {
+        if self.out.len() - self.out_pos >= read_stop(self.peer.output_budget()) {
             // Backpressure: the peer is not reading.
             return self.poll_read_held(cx, now);
         }

@@ -390,7 +390,7 @@ impl Peer {
     /// default). Also completes when the connection is closed.
     ///
     /// The sending methods that are `async` (a handler's progress, log messages and streamed
-    /// content, requests) wait for this themselves; the synchronous
+    /// content) wait for this themselves; the synchronous
     /// [`notify`](Self::notify) refuses instead (`LimitExceeded`) while there is no room.
     ///
     /// ```no_run
@@ -564,19 +564,8 @@ impl Future for ResponseFuture {
                             return Poll::Ready(Err(e));
                         }
                     };
-                    let peer = &req.peer;
-                    if peer
-                        .shared
-                        .flow
-                        .poll_room(cx, || peer.is_closed())
-                        .is_pending()
-                    {
-                        self.state = State::Start(Some(Request {
-                            params: Ok(params),
-                            ..req
-                        }));
-                        return Poll::Pending;
-                    }
+                    // Requests are not held back by the output budget: they are bounded by
+                    // the session's outbound limit, and their timeout runs from here.
                     let (tx, rx) = oneshot::channel();
                     let key = req.peer.next_key();
                     let sent = req.peer.send_now(Command::Request {

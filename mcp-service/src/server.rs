@@ -944,10 +944,10 @@ impl ServerBuilder {
 
     /// Sets each connection's (and each HTTP session's) output budget in bytes (default
     /// [`DEFAULT_OUTPUT_BUDGET`](crate::DEFAULT_OUTPUT_BUDGET), 4 MiB): while this much
-    /// output waits for a client that does not read, the connection reads no more requests
-    /// and handlers sending progress, log messages, streamed content or requests wait (see
-    /// [`Peer::writable`]). Answers of requests already running still go out; a
-    /// single message larger than the budget is sent whole.
+    /// output waits for a client that does not read, handlers sending progress, log messages
+    /// or streamed content wait (see [`Peer::writable`]); a byte-stream connection reads no
+    /// more requests once four times this (at least 16 MiB) waits. Answers of requests
+    /// already running still go out; a single message larger than the budget is sent whole.
     pub fn max_unsent_bytes(mut self, bytes: usize) -> Self {
         self.output_budget = bytes.max(1);
         self

@@ -181,6 +181,7 @@ impl Dispatcher {
     }
 
     /// The handle of the session this dispatcher serves.
+    #[cfg(feature = "http-server")]
     pub(crate) fn peer(&self) -> &Peer {
         &self.peer
     }
