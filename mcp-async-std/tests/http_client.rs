@@ -71,19 +71,22 @@ fn tokio_server(mode: ResponseMode) -> (tokio::runtime::Runtime, Server, String)
     (rt, server, url)
 }
 
+/// The handshake era: the walk checks its session (one connection, ended by DELETE).
 fn options() -> ClientOptions {
-    ClientOptions::new("http-client-test", "1.0").sampling(
-        |_p: CreateMessageRequestParams, _cx: RequestContext| async move {
-            Ok::<CreateMessageResult, mcp_async_std::Error>(
-                serde_json::from_value(json!({
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "Paris"},
-                    "model": "test-model"
-                }))
-                .unwrap(),
-            )
-        },
-    )
+    ClientOptions::new("http-client-test", "1.0")
+        .discovery(mcp_async_std::proto::session::Discovery::Initialize)
+        .sampling(
+            |_p: CreateMessageRequestParams, _cx: RequestContext| async move {
+                Ok::<CreateMessageResult, mcp_async_std::Error>(
+                    serde_json::from_value(json!({
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "Paris"},
+                        "model": "test-model"
+                    }))
+                    .unwrap(),
+                )
+            },
+        )
 }
 
 fn text(result: &CallToolResult) -> String {

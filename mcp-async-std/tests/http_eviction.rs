@@ -12,6 +12,7 @@ use futures_lite::FutureExt;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use mcp_async_std::proto::http::{EndpointConfig, ResponseMode};
+use mcp_async_std::proto::session::Discovery;
 use mcp_async_std::service::hyper_io::FuturesIo;
 use mcp_async_std::service::schema::{CallToolResult, Tool};
 use mcp_async_std::service::server::{ToolContext, schema_of};
@@ -170,7 +171,8 @@ async fn abandoned_initializes_do_not_lock_a_client_out<R: AsyncIoDriver>(rt: R)
         let client = mcp_async_std::connect_http(
             rt.clone(),
             &format!("http://{addr}/mcp"),
-            ClientOptions::new("legit", "1.0"),
+            // Sessions are of the handshake era.
+            ClientOptions::new("legit", "1.0").discovery(Discovery::Initialize),
             HttpClientOptions::new(),
         )
         .await
@@ -196,7 +198,7 @@ async fn an_evicted_client_gets_404_and_initializes_again<R: AsyncIoDriver>(rt: 
         let client = mcp_async_std::connect_http(
             rt.clone(),
             &format!("http://{addr}/mcp"),
-            ClientOptions::new("legit", "1.0"),
+            ClientOptions::new("legit", "1.0").discovery(Discovery::Initialize),
             HttpClientOptions::new().standalone_stream(false),
         )
         .await

@@ -410,6 +410,31 @@ fn auto_falls_back_to_the_handshake_and_discover_alone_fails() {
     assert_eq!(t.method, Some("initialize"));
 }
 
+#[test]
+fn auto_is_the_default_and_without_a_stateless_version_is_the_handshake() {
+    use mcp_proto::session::Discovery;
+    assert_eq!(Discovery::default(), Discovery::Auto);
+    let config = Config::new("c", "1");
+    assert_eq!(config.discovery, Discovery::Auto);
+    // `Config::new`'s versions are of the handshake era: nothing to ask `server/discover`
+    // for, so the handshake at once (no probe, no probe timeout).
+    let mut c = Session::client(config.framing(mcp_proto::session::Framing::Raw));
+    c.start(NOW).unwrap();
+    let t = c.poll_transmit(&mut Vec::new()).unwrap();
+    assert_eq!(t.method, Some("initialize"));
+    // With a stateless version among them, the probe first; `Discover` still refuses to
+    // start without one.
+    let mut c = client(Discovery::Auto);
+    c.start(NOW).unwrap();
+    let t = c.poll_transmit(&mut Vec::new()).unwrap();
+    assert_eq!(t.method, Some("server/discover"));
+    let mut c = Session::client(Config::new("c", "1").discovery(Discovery::Discover));
+    assert_eq!(
+        c.start(NOW).unwrap_err().kind(),
+        ErrorKind::ProtocolVersionMismatch
+    );
+}
+
 /// A client that sent `server/discover` gets `reply` (a JSON-RPC error object) to it; returns
 /// the method it sends next, or the error it closed with.
 fn discover_refused(

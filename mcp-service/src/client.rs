@@ -83,7 +83,9 @@ impl ClientOptions {
                 version: version.to_owned(),
                 ..Default::default()
             },
-            config: Config::new(name, version),
+            config: Config::new(name, version)
+                .versions(&ProtocolVersion::ALL)
+                .discovery(mcp_proto::session::Discovery::Auto),
             sampling: None,
             elicitation: None,
             roots: None,
@@ -162,17 +164,21 @@ impl ClientOptions {
         self
     }
 
-    /// Restricts the protocol versions the client speaks (it asks for the latest).
+    /// Restricts the protocol versions the client speaks (it asks for the latest; default
+    /// `ProtocolVersion::ALL`). Without a stateless version among them,
+    /// [`Discovery::Auto`](mcp_proto::session::Discovery::Auto) is the handshake at once.
     pub fn versions(mut self, versions: &[ProtocolVersion]) -> Self {
         self.config.versions = versions.to_vec();
         self
     }
 
-    /// How the client starts: the `initialize` handshake (default, `Discovery::Initialize`),
-    /// `server/discover` and the stateless era only (`Discovery::Discover`), or
-    /// `server/discover` with the handshake as fallback when the server does not speak the
-    /// stateless era (`Discovery::Auto`; a server that does not answer the probe at all is
-    /// given [`DISCOVER_PROBE_TIMEOUT`]). With either of the last two, every request of a
+    /// How the client starts: `server/discover` with the handshake as fallback when the
+    /// server does not speak the stateless era (`Discovery::Auto`, the default; a server that
+    /// does not answer the probe at all is given [`DISCOVER_PROBE_TIMEOUT`]; with no stateless
+    /// version among [`versions`](Self::versions), the handshake at once), `server/discover`
+    /// and the stateless era only (`Discovery::Discover`), or the `initialize` handshake only
+    /// (`Discovery::Initialize`, the handshake era: what 2026-07-28 removed, such as a session
+    /// of its own or a raw `ping`). Unless it is the handshake, every request of a
     /// stateless session carries the era's `_meta` (version, capabilities, client info), and
     /// [`Client::protocol_version`] says which era was settled. Over Streamable HTTP a request
     /// of the stateless era is one POST with `MCP-Protocol-Version`, `Mcp-Method` and

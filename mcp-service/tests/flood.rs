@@ -50,6 +50,9 @@ fn notifications_the_application_never_reads_stay_bounded() {
                 .unwrap();
             let notes = client.notifications();
             let logs = client.log_messages();
+            // A 2026-07-28 server (the default's era here) logs only at a level the request
+            // asks for.
+            client.set_logging_level(LoggingLevel::Info).await.unwrap();
             client.call_tool("shout", json!({})).await.unwrap();
             (notes, logs)
         })

@@ -140,9 +140,13 @@ fn raw_listen_streams_over_a_byte_stream() {
         );
 
         // A handshake-era client on another connection subscribes to the same resource.
-        let old = Client::connect(rt.clone(), legacy, ClientOptions::default())
-            .await
-            .unwrap();
+        let old = Client::connect(
+            rt.clone(),
+            legacy,
+            ClientOptions::default().discovery(Discovery::Initialize),
+        )
+        .await
+        .unwrap();
         assert_eq!(old.protocol_version(), ProtocolVersion::V2025_11_25);
         let mut old_updates = old.subscribe(URI).await.unwrap();
 

@@ -58,6 +58,11 @@ async fn counters_and_histograms() {
     )
     .await
     .unwrap();
+    // A 2026-07-28 server (the default's era here) logs only at a level the request asks for.
+    client
+        .set_logging_level(mcp_service::schema::LoggingLevel::Info)
+        .await
+        .unwrap();
     client.call_tool("t", json!({})).await.unwrap();
 
     let snapshot = snapshotter.snapshot().into_vec();

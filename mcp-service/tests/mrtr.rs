@@ -359,8 +359,9 @@ fn a_handshake_era_client_gets_real_requests_from_the_same_handler() {
     }
     let text = sim
         .block_on(async move {
-            let options = ClientOptions::new("old", "1").elicitation(
-                |p: ElicitRequestParams, _| async move {
+            let options = ClientOptions::new("old", "1")
+                .discovery(mcp_proto::session::Discovery::Initialize)
+                .elicitation(|p: ElicitRequestParams, _| async move {
                     let ElicitRequestParams::Form(f) = p else {
                         panic!("a form")
                     };
@@ -370,8 +371,7 @@ fn a_handshake_era_client_gets_real_requests_from_the_same_handler() {
                         ("color", "red")
                     };
                     Ok(serde_json::from_value(accept(field, value)).unwrap())
-                },
-            );
+                });
             let client = Client::connect(rt, client_end, options).await.unwrap();
             assert_ne!(client.protocol_version(), ProtocolVersion::V2026_07_28);
             let r = client.call_tool("greet", json!({})).await.unwrap();

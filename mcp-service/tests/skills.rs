@@ -82,7 +82,10 @@ where
 
 fn eras() -> [(ClientOptions, ProtocolVersion); 2] {
     [
-        (ClientOptions::default(), ProtocolVersion::V2025_11_25),
+        (
+            ClientOptions::default().discovery(Discovery::Initialize),
+            ProtocolVersion::V2025_11_25,
+        ),
         (
             ClientOptions::default()
                 .versions(&ProtocolVersion::ALL)

@@ -140,9 +140,9 @@ fn a_stateless_client_is_served_without_a_handshake() {
     let rt2 = rt.clone();
     let tools = sim
         .block_on(async move {
-            let client = Client::connect(rt2, client_end, ClientOptions::default())
-                .await
-                .unwrap();
+            let options =
+                ClientOptions::default().discovery(mcp_proto::session::Discovery::Initialize);
+            let client = Client::connect(rt2, client_end, options).await.unwrap();
             assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
             let r = client.call_tool("chatty", json!({})).await.unwrap();
             (client.list_tools().await.unwrap(), r)
@@ -155,10 +155,19 @@ fn a_stateless_client_is_served_without_a_handshake() {
     );
 }
 
-/// Our client in each discovery mode against a server of both eras and a handshake-only one.
+/// Our client in each discovery mode (and by default, `Auto`) against a server of both eras
+/// and a handshake-only one.
 #[test]
 fn our_client_discovers_the_era() {
     use mcp_proto::session::Discovery;
+    let defaults = ClientOptions::default();
+    assert_eq!(defaults.config().discovery, Discovery::Auto);
+    assert!(
+        defaults
+            .config()
+            .versions
+            .contains(&ProtocolVersion::V2026_07_28)
+    );
     let sim = Sim::new();
     let rt = sim.runtime();
     let old = Server::builder("old", "1")
@@ -171,21 +180,29 @@ fn our_client_discovers_the_era() {
     for (srv, discovery, expect) in [
         (
             server(),
-            Discovery::Discover,
+            Some(Discovery::Discover),
             Some(ProtocolVersion::V2026_07_28),
         ),
         (
             server(),
-            Discovery::Auto,
+            Some(Discovery::Auto),
             Some(ProtocolVersion::V2026_07_28),
+        ),
+        (server(), None, Some(ProtocolVersion::V2026_07_28)),
+        (
+            server(),
+            Some(Discovery::Initialize),
+            Some(ProtocolVersion::V2025_11_25),
         ),
         (
             old.clone(),
-            Discovery::Auto,
+            Some(Discovery::Auto),
             Some(ProtocolVersion::V2025_11_25),
         ),
-        (old.clone(), Discovery::Discover, None),
+        (old.clone(), None, Some(ProtocolVersion::V2025_11_25)),
+        (old.clone(), Some(Discovery::Discover), None),
     ] {
+        let handshake_only = !srv.config().versions.iter().any(|v| v.is_stateless());
         let (client_end, server_end) = duplex(64 * 1024);
         {
             let rt2 = rt.clone();
@@ -196,7 +213,10 @@ fn our_client_discovers_the_era() {
         let rt2 = rt.clone();
         let got = sim
             .block_on(async move {
-                let options = ClientOptions::default().discovery(discovery);
+                let options = match discovery {
+                    Some(d) => ClientOptions::default().discovery(d),
+                    None => ClientOptions::default(),
+                };
                 let client = match Client::connect(rt2, client_end, options).await {
                     Ok(c) => c,
                     Err(e) => return Err(e),
@@ -214,8 +234,10 @@ fn our_client_discovers_the_era() {
                 assert_eq!(tools, 1);
                 if v == ProtocolVersion::V2026_07_28 {
                     assert_eq!(text, "served at 2026-07-28");
-                } else {
+                } else if handshake_only {
                     assert_eq!(text, "old");
+                } else {
+                    assert_eq!(text, "served at 2025-11-25");
                 }
             }
             (None, Err(e)) => assert_eq!(e.kind(), mcp_proto::ErrorKind::MethodNotFound, "{e}"),

@@ -238,19 +238,24 @@ async fn start(mode: ResponseMode, require_bearer: Option<&str>) -> (Arc<Front>,
     (front, format!("http://127.0.0.1:{port}/mcp"))
 }
 
+/// The handshake era: these tests are of its sessions (re-initialisation, DELETE, a resumed
+/// SSE stream, server→client requests during a call); the default (`Auto`) would speak
+/// 2026-07-28 to this server.
 fn options() -> ClientOptions {
-    ClientOptions::new("http-client-test", "1.0").sampling(
-        |_p: CreateMessageRequestParams, _cx: RequestContext| async move {
-            Ok::<CreateMessageResult, mcp_tokio::Error>(
-                serde_json::from_value(json!({
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "Paris"},
-                    "model": "test-model"
-                }))
-                .unwrap(),
-            )
-        },
-    )
+    ClientOptions::new("http-client-test", "1.0")
+        .discovery(mcp_tokio::proto::session::Discovery::Initialize)
+        .sampling(
+            |_p: CreateMessageRequestParams, _cx: RequestContext| async move {
+                Ok::<CreateMessageResult, mcp_tokio::Error>(
+                    serde_json::from_value(json!({
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "Paris"},
+                        "model": "test-model"
+                    }))
+                    .unwrap(),
+                )
+            },
+        )
 }
 
 fn text(result: &CallToolResult) -> String {

@@ -301,12 +301,29 @@ fn oauth() -> OAuthClient {
 }
 
 async fn connect(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio::Error> {
+    connect_with(url, http, ClientOptions::new("oauth-test", "1.0")).await
+}
+
+/// `connect` in the handshake era, for what only it has: `initialize` and
+/// `notifications/initialized`, the session's standalone GET stream and its closing DELETE
+/// (the default, `Auto`, speaks 2026-07-28 to this server).
+async fn connect_handshake(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio::Error> {
+    let options = ClientOptions::new("oauth-test", "1.0")
+        .discovery(mcp_tokio::proto::session::Discovery::Initialize);
+    connect_with(url, http, options).await
+}
+
+async fn connect_with(
+    url: &str,
+    http: HttpClientOptions,
+    options: ClientOptions,
+) -> Result<Client, mcp_tokio::Error> {
     http_client::connect(
         TokioRuntime::current(),
         TcpConnector(TokioRuntime::current()),
         url,
         HttpTransport::Streamable,
-        ClientOptions::new("oauth-test", "1.0"),
+        options,
         http,
     )
     .await
@@ -316,7 +333,7 @@ async fn connect(url: &str, http: HttpClientOptions) -> Result<Client, mcp_tokio
 async fn a_401_runs_the_flow_and_the_token_is_reused() {
     let (fixture, url) = start().await;
     let oauth = oauth();
-    let client = connect(
+    let client = connect_handshake(
         &url,
         HttpClientOptions::new().oauth(oauth.clone(), entropy()),
     )
@@ -432,7 +449,7 @@ async fn a_401_on_the_get_stream_or_the_delete_runs_the_flow() {
     fixture.state.lock().unwrap().expire_on = Some("GET");
     let oauth = oauth();
     // Requests wait for the GET (and its authorization) however slow the machine is.
-    let client = connect(
+    let client = connect_handshake(
         &url,
         HttpClientOptions::new()
             .standalone_wait(mcp_proto::Duration::from_secs(120))

@@ -10,6 +10,7 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use mcp_proto::http::{EndpointConfig, ResponseMode};
+use mcp_proto::session::Discovery;
 use mcp_service::schema::{CallToolResult, Tool};
 use mcp_service::server::{ToolContext, schema_of};
 use mcp_tokio::{ClientOptions, HttpClientOptions, Server, TokioRuntime};
@@ -120,7 +121,8 @@ async fn abandoned_initializes_do_not_lock_a_client_out() {
         let client = mcp_tokio::connect_http(
             TokioRuntime::current(),
             &format!("http://127.0.0.1:{port}/mcp"),
-            ClientOptions::new("legit", "1.0"),
+            // Sessions are of the handshake era.
+            ClientOptions::new("legit", "1.0").discovery(Discovery::Initialize),
             HttpClientOptions::new(),
         )
         .await
@@ -149,7 +151,8 @@ async fn an_evicted_client_gets_404_and_initializes_again() {
         let client = mcp_tokio::connect_http(
             TokioRuntime::current(),
             &format!("http://127.0.0.1:{port}/mcp"),
-            ClientOptions::new("legit", "1.0"),
+            // Sessions are of the handshake era.
+            ClientOptions::new("legit", "1.0").discovery(Discovery::Initialize),
             HttpClientOptions::new().standalone_stream(false),
         )
         .await

@@ -178,7 +178,7 @@ async fn raw_listen_streams_over_http() {
     let old = mcp_tokio::connect_http(
         TokioRuntime::current(),
         &format!("http://127.0.0.1:{port}/mcp"),
-        ClientOptions::default(),
+        ClientOptions::default().discovery(Discovery::Initialize),
         HttpClientOptions::new(),
     )
     .await

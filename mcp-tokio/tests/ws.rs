@@ -140,19 +140,15 @@ async fn typed_client_calls_and_closes() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        client.peer().request("ping", None).await.unwrap().get(),
-        "{}"
-    );
+    // `Client::ping` in either era (`server/discover` in 2026-07-28, the default's here).
+    client.ping().await.unwrap();
     let tools = client.list_tools().await.unwrap();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].name, "bye");
     // Many requests at once, each in its own frame.
-    let pings: Vec<_> = (0..50)
-        .map(|_| client.peer().request("ping", None))
-        .collect();
+    let pings = futures_util::future::join_all((0..50).map(|_| client.ping())).await;
     for pong in pings {
-        assert_eq!(pong.await.unwrap().get(), "{}");
+        pong.unwrap();
     }
     client.close();
 }
@@ -293,17 +289,11 @@ async fn too_large_message_closes_with_1009_and_the_server_keeps_serving() {
     assert_eq!(close_code(next_message(&mut ws).await), CloseCode::Size);
     assert!(next_message(&mut ws).await.is_none());
     // The open connection, and a new one, are still served.
-    assert_eq!(
-        other.peer().request("ping", None).await.unwrap().get(),
-        "{}"
-    );
+    other.ping().await.unwrap();
     let fresh = mcp_tokio::connect_ws(mcp_tokio::TokioRuntime::current(), &url, options())
         .await
         .unwrap();
-    assert_eq!(
-        fresh.peer().request("ping", None).await.unwrap().get(),
-        "{}"
-    );
+    fresh.ping().await.unwrap();
     // A message of exactly the limit is accepted.
     let mut ws = raw(&url, &[]).await.unwrap();
     initialize(&mut ws).await;
@@ -397,7 +387,7 @@ async fn typed_client_sees_the_server_close() {
     })
     .await
     .expect("the client did not notice the server's close");
-    let err = client.peer().request("ping", None).await.unwrap_err();
+    let err = client.ping().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TransportClosed);
 }
 

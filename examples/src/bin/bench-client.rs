@@ -136,7 +136,10 @@ fn main() {
     } else {
         args.server_cmd.clone()
     };
-    let options = ClientOptions::new("bench-client", env!("CARGO_PKG_VERSION"));
+    // The handshake era, as the figures have always measured (the default, `Auto`, would
+    // speak 2026-07-28 to our server).
+    let options = ClientOptions::new("bench-client", env!("CARGO_PKG_VERSION"))
+        .discovery(mcp_proto::session::Discovery::Initialize);
     match args.runtime.as_str() {
         "tokio" => {
             let rt = tokio::runtime::Builder::new_current_thread()

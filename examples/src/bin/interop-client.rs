@@ -263,7 +263,10 @@ async fn run(target: &Target, w: &mut Walk) {
     let sampling_seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let elicit_seen: Arc<Mutex<Vec<Value>>> = Arc::default();
 
+    // The reference server-everything walk is of the handshake era (legacy HTTP+SSE, the
+    // transport probe, `logging/setLevel`): the handshake, not the default `Auto`.
     let options = ClientOptions::new("interop-rs-client", env!("CARGO_PKG_VERSION"))
+        .discovery(Discovery::Initialize)
         .roots(vec![Root {
             uri: ROOT_URI.into(),
             name: Some("interop-root".into()),
@@ -1577,7 +1580,8 @@ async fn run_fixtures(target: &Target, f: &Fixtures, w: &mut Walk) {
 
     if f.handshake_refused {
         w.check("the handshake (Discovery::Initialize) is refused", async {
-            let options = ClientOptions::new("interop-rs-client", env!("CARGO_PKG_VERSION"));
+            let options = ClientOptions::new("interop-rs-client", env!("CARGO_PKG_VERSION"))
+                .discovery(Discovery::Initialize);
             match connect(target, options).await {
                 Ok(c) => Err(format!(
                     "the handshake succeeded, protocol {}",

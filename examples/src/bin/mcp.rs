@@ -61,7 +61,11 @@ impl std::ops::Deref for Conn {
 
 impl Conn {
     async fn open(target: Target, bearer: Option<String>) -> Result<Conn, Error> {
-        let options = ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+        // Either era (`Discovery::Auto`, the default); legacy HTTP+SSE is the handshake era's.
+        let mut options = ClientOptions::new("mcp-cli", env!("CARGO_PKG_VERSION"));
+        if matches!(target, Target::SseUrl(_)) {
+            options = options.discovery(mcp_proto::session::Discovery::Initialize);
+        }
         let (url, kind) = match target {
             Target::Command(server) => {
                 let mut cmd = std::process::Command::new(&server[0]);

@@ -44,8 +44,11 @@ pub struct Config {
     pub request_timeout: Option<Duration>,
     /// Accept inbound requests for methods outside the MCP method table (extensions).
     pub allow_custom_methods: bool,
-    /// How a client starts: the handshake (default), or `server/discover` and the stateless
-    /// era ([`Session::start`]).
+    /// How a client starts ([`Session::start`]): `server/discover` first and the handshake
+    /// when the server is of the handshake era ([`Auto`](super::Discovery::Auto), the
+    /// default; with no stateless version among [`versions`](Self::versions) it is the
+    /// handshake at once), the stateless era only, or the handshake only. A server session
+    /// does not read it.
     pub discovery: super::Discovery,
     /// Most `subscriptions/listen` streams a server session holds open at once; one more is
     /// refused with `-32008` (default 16).
@@ -67,7 +70,10 @@ impl Config {
     /// A configuration named `name` at `version`, supporting every handshake version, with
     /// empty capabilities, NDJSON framing, 16 MiB messages, 1024 requests in flight each way and
     /// a 60 s default timeout; a server holds up to 16 listen streams of up to 64 queued
-    /// messages each; a graceful close waits at most 2 s for requests in flight.
+    /// messages each; a graceful close waits at most 2 s for requests in flight. A client
+    /// starts in [`Discovery::Auto`](super::Discovery::Auto), which, with these (handshake)
+    /// versions alone, is the handshake: add a stateless version (`ProtocolVersion::ALL`)
+    /// for it to ask `server/discover` first.
     pub fn new(name: &str, version: &str) -> Self {
         let mut info = Vec::new();
         info.extend_from_slice(b"{\"name\":");
@@ -86,14 +92,15 @@ impl Config {
             max_outbound_in_flight: 1024,
             request_timeout: Some(Duration::from_secs(60)),
             allow_custom_methods: false,
-            discovery: super::Discovery::Initialize,
+            discovery: super::Discovery::Auto,
             max_listeners: 16,
             listener_backlog: 64,
             close_timeout: Some(Duration::from_secs(2)),
         }
     }
 
-    /// How a client starts (see [`Discovery`](super::Discovery)).
+    /// How a client starts (see [`Discovery`](super::Discovery); default
+    /// [`Auto`](super::Discovery::Auto)). A server session does not read it.
     pub fn discovery(mut self, discovery: super::Discovery) -> Self {
         self.discovery = discovery;
         self

@@ -5,7 +5,8 @@
 //! [`Discovery::Discover`] speaks only the stateless era; [`Discovery::Auto`] asks
 //! `server/discover` first and runs the `initialize` handshake instead when the server does not
 //! answer it with the stateless version (any error, a timeout, or a list without it), as the
-//! revision's era detection says; [`Discovery::Initialize`] (the default) is the handshake.
+//! revision's era detection says (the default; with no stateless version configured it is the
+//! handshake at once); [`Discovery::Initialize`] is the handshake.
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;
@@ -33,11 +34,13 @@ pub const MAX_ANNOTATED_TOOLS: usize = 4096;
 #[non_exhaustive]
 pub enum Discovery {
     /// The `initialize` handshake (the handshake era).
-    #[default]
     Initialize,
     /// `server/discover`, then the stateless era only.
     Discover,
-    /// `server/discover`; the handshake when the server does not speak the stateless era.
+    /// `server/discover`; the handshake when the server does not speak the stateless era
+    /// (the default). With no stateless version among the configured versions there is
+    /// nothing to ask: the handshake at once.
+    #[default]
     Auto,
 }
 
@@ -61,10 +64,13 @@ pub(super) fn era_entries(version: ProtocolVersion, caps: &RawValue, info: &RawV
 impl Session {
     /// Client: starts as [`Config::discovery`](super::Config::discovery) says — the
     /// handshake ([`initialize`](Self::initialize)) or `server/discover`
-    /// ([`discover`](Self::discover)).
+    /// ([`discover`](Self::discover)); [`Discovery::Auto`] with no stateless version among
+    /// the configured versions is the handshake.
     pub fn start(&mut self, now: Instant) -> Result<RequestId, Error> {
+        let stateless = self.config.versions.iter().any(|v| v.is_stateless());
         match self.config.discovery {
             Discovery::Initialize => self.initialize(now),
+            Discovery::Auto if !stateless => self.initialize(now),
             Discovery::Discover => self.discover(now, false),
             Discovery::Auto => self.discover(now, true),
         }

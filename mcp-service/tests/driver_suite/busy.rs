@@ -259,11 +259,12 @@ pub async fn a_busy_http_session_does_not_stall_the_others<D: HttpListen>(rt: D)
             let _ = driver::serve_http(rt, server, listener, config).await;
         }
     }));
+    // Sessions are of the handshake era (the default, `Auto`, would speak 2026-07-28).
     let connect = || {
         driver::connect_http(
             rt.clone(),
             &url,
-            ClientOptions::default(),
+            ClientOptions::default().discovery(mcp_proto::session::Discovery::Initialize),
             mcp_service::HttpClientOptions::default(),
         )
     };
