@@ -463,6 +463,9 @@ impl<R: Runtime> HttpEngine<R> {
                             }
                             self.streams.remove(&id);
                             self.stream_closed(now, id);
+                            // What the endpoint made of it (a stateless request's session
+                            // ended: its handler is cancelled) is taken on the next turn.
+                            cx.waker().wake_by_ref();
                         } else {
                             self.held.push((reply, resp));
                         }
@@ -506,6 +509,7 @@ impl<R: Runtime> HttpEngine<R> {
                     s.done = true;
                     self.streams.remove(&s.id);
                     self.stream_closed(now, s.id);
+                    cx.waker().wake_by_ref();
                 }
             }
         }

@@ -40,4 +40,5 @@ busy_suite!(on_multi_thread, multi_thread;
     a_spinning_handler_does_not_stall_its_connection,
     a_blocking_handler_delays_only_itself,
     a_busy_http_session_does_not_stall_the_others,
+    a_dropped_stateless_http_call_cancels_its_handler,
 );

@@ -92,7 +92,7 @@ pub(super) struct Io<R, C> {
     url: Target,
     options: HttpClientOptions,
     headers: HeaderMap,
-    pool: Mutex<Vec<(HostPort, SendRequest<Body>)>>,
+    pool: Mutex<Vec<(HostPort, SendRequest<Body>, CancellationToken)>>,
     shutdown: CancellationToken,
     /// One authorization flow at a time.
     #[cfg(feature = "oauth")]
@@ -103,6 +103,26 @@ pub(super) struct Io<R, C> {
 struct Lease {
     key: HostPort,
     sender: SendRequest<Body>,
+    kill: Kill,
+}
+
+/// Ends its connection when dropped armed: an exchange given up before its reply was read
+/// (a cancelled stateless-era request, whose cancellation is the closing of its stream)
+/// closes the TCP connection instead of leaving hyper to read the reply to its end.
+struct Kill(Option<CancellationToken>);
+
+impl Kill {
+    fn disarm(mut self) -> Option<CancellationToken> {
+        self.0.take()
+    }
+}
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
 }
 
 /// The HTTP client under a connection: the policy and the exchanges it asked for.
@@ -463,7 +483,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         }
     }
 
-    async fn connect(&self, target: &Target) -> Result<SendRequest<Body>, Error> {
+    async fn connect(&self, target: &Target) -> Result<(SendRequest<Body>, Kill), Error> {
         let what = format!("connecting to {}", target.url);
         self.timed(self.options.connect_timeout, &what, async {
             let io = self
@@ -474,34 +494,46 @@ impl<R: Runtime, C: Connector> Io<R, C> {
             let (sender, conn) = http1::handshake::<_, Body>(io)
                 .await
                 .map_err(|e| transport_error(format!("{what}: {e}")))?;
+            let kill = CancellationToken::new();
+            let killed = kill.clone();
             self.rt.spawn(Box::pin(async move {
-                if let Err(e) = conn.await {
-                    tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
+                match select(Box::pin(conn), killed.cancelled()).await {
+                    Either::Left((Err(e), _)) => {
+                        tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
+                    }
+                    Either::Left((Ok(()), _)) => {}
+                    Either::Right(_) => {
+                        tracing::debug!(target: "mcp", "HTTP client connection closed: its exchange was given up");
+                    }
                 }
             }));
-            Ok(sender)
+            Ok((sender, Kill(Some(kill))))
         })
         .await
     }
 
-    fn pooled(&self, key: &HostPort) -> Option<SendRequest<Body>> {
+    fn pooled(&self, key: &HostPort) -> Option<(SendRequest<Body>, Kill)> {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        while let Some(pos) = pool.iter().rposition(|(k, _)| k == key) {
-            let (_, mut sender) = pool.swap_remove(pos);
+        while let Some(pos) = pool.iter().rposition(|(k, _, _)| k == key) {
+            let (_, mut sender, kill) = pool.swap_remove(pos);
+            let kill = Kill(Some(kill));
             if let Some(Ok(())) = sender.ready().now_or_never() {
-                return Some(sender);
+                return Some((sender, kill));
             }
         }
         None
     }
 
     fn release(&self, lease: Lease) {
-        if lease.sender.is_closed() || self.shutdown.is_cancelled() {
+        let Lease { key, sender, kill } = lease;
+        if sender.is_closed() || self.shutdown.is_cancelled() {
             return;
         }
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.len() < self.options.max_idle_connections {
-            pool.push((lease.key, lease.sender));
+        if pool.len() < self.options.max_idle_connections
+            && let Some(kill) = kill.disarm()
+        {
+            pool.push((key, sender, kill));
         }
     }
 
@@ -563,7 +595,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         // retry it on a fresh connection.
         let mut fresh = false;
         loop {
-            let mut sender = match self.pooled(&key) {
+            let (mut sender, kill) = match self.pooled(&key) {
                 Some(s) => s,
                 None => {
                     fresh = true;
@@ -576,7 +608,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                 })
                 .await?;
             match sent {
-                Ok(resp) => return Ok((resp, Lease { key, sender })),
+                Ok(resp) => return Ok((resp, Lease { key, sender, kill })),
                 Err(mut e) => match e.take_message() {
                     Some(r) if !fresh => req = r,
                     _ => {

@@ -302,6 +302,54 @@ pub async fn a_busy_http_session_does_not_stall_the_others<D: HttpListen>(rt: D)
     .await;
 }
 
+/// Over Streamable HTTP in the 2026-07-28 era a request's cancellation is the closing of its
+/// reply stream: dropping the call closes its connection, and the server drops the handler.
+#[cfg(all(feature = "http-server", feature = "http-client"))]
+pub async fn a_dropped_stateless_http_call_cancels_its_handler<D: HttpListen>(rt: D) {
+    let busy = Arc::new(Busy::default());
+    let (listener, port) = rt.bind_loopback();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server = server(&busy);
+    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    rt.spawn(Box::pin({
+        let rt = rt.clone();
+        async move {
+            let _ = driver::serve_http(rt, server, listener, config).await;
+        }
+    }));
+    let client = deadline(
+        &rt,
+        "connect",
+        driver::connect_http(
+            rt.clone(),
+            &url,
+            ClientOptions::default().discovery(mcp_proto::session::Discovery::Discover),
+            mcp_service::HttpClientOptions::default(),
+        ),
+    )
+    .await
+    .unwrap();
+    let spinning = Box::pin(client.call_tool("spin", json!({})).into_future());
+    let started = async {
+        wait_for(&rt, "the spinner runs", || {
+            busy.spins.load(Ordering::Relaxed) > 100
+        })
+        .await;
+    };
+    match select(spinning, std::pin::pin!(started)).await {
+        Either::Right(((), spinning)) => drop(spinning),
+        Either::Left((out, _)) => panic!("the spinner ended: {out:?}"),
+    }
+    wait_for(
+        &rt,
+        "dropping the stateless call drops the spinning handler",
+        || busy.spinner_dropped.load(Ordering::SeqCst),
+    )
+    .await;
+    echo(&rt, &client, "after").await;
+}
+
 /// A driver whose listener the HTTP scenario can bind.
 #[cfg(all(feature = "http-server", feature = "http-client"))]
 pub trait HttpListen: Driver {
