@@ -491,34 +491,36 @@ impl<R: Runtime> Connection<R> {
             }
         };
         match read {
-            Poll::Ready(Ok(0)) => {
-                self.reader = None;
-                self.input_done = true;
-                self.session.handle_input_closed(now);
-                true
-            }
-            Poll::Ready(Ok(n)) => {
+            Poll::Ready(Ok(n)) if n > 0 => {
                 self.session
                     .handle_bytes(now, self.read_buf.get(..n).unwrap_or_default());
                 true
             }
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
-            Poll::Ready(Err(e)) => {
-                self.reader = None;
-                self.input_done = true;
-                self.session.handle_closed(
-                    now,
-                    Some(
-                        Error::new(ErrorKind::TransportError, format!("read failed: {e}"))
-                            .with_source(e),
-                    ),
-                );
+            Poll::Ready(end) => {
+                self.input_ended(now, end.map(drop));
                 true
             }
             Poll::Pending => {
                 self.read_parked = true;
                 false
             }
+        }
+    }
+
+    /// The input ended (`Ok`) or failed: the session closes, gracefully or with the error.
+    fn input_ended(&mut self, now: Instant, end: std::io::Result<()>) {
+        self.reader = None;
+        self.input_done = true;
+        match end {
+            Ok(()) => self.session.handle_input_closed(now),
+            Err(e) => self.session.handle_closed(
+                now,
+                Some(
+                    Error::new(ErrorKind::TransportError, format!("read failed: {e}"))
+                        .with_source(e),
+                ),
+            ),
         }
     }
 
@@ -542,22 +544,10 @@ impl<R: Runtime> Connection<R> {
             }
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => true,
             Poll::Ready(end) => {
-                // The end of input, or a failed read: what arrived before it is served, then
-                // the session closes.
-                self.reader = None;
-                self.input_done = true;
+                // What arrived before the end is served first.
                 let held = std::mem::take(&mut self.held);
                 self.session.handle_bytes(now, &held);
-                match end {
-                    Ok(_) => self.session.handle_input_closed(now),
-                    Err(e) => self.session.handle_closed(
-                        now,
-                        Some(
-                            Error::new(ErrorKind::TransportError, format!("read failed: {e}"))
-                                .with_source(e),
-                        ),
-                    ),
-                }
+                self.input_ended(now, end.map(drop));
                 true
             }
             Poll::Pending => {

@@ -49,6 +49,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use hyper::server::conn::http1;
 
+use crate::driver::WriteStall;
 use crate::http_engine::{HttpBody, HttpEngine, HttpHandle, SseStream};
 use crate::hyper_io::RuntimeTimer;
 use crate::runtime::{BoxFuture, Runtime};
@@ -659,12 +660,11 @@ where
     };
     let mut builder = http1::Builder::new();
     let stall = options.write_timeout.map(|timeout| {
-        let rt = rt.clone();
-        WriteStall {
+        WriteStall::new(
+            &rt,
             timeout,
-            sleep: Arc::new(move |d| crate::driver::sleep_for(&rt, d)),
-            pending: None,
-        }
+            "the HTTP client read nothing of the reply for the write timeout",
+        )
     });
     if options.header_read_timeout.is_none() && options.keep_alive_timeout.is_none() {
         builder
@@ -708,41 +708,19 @@ where
 struct CountingIo<I> {
     inner: I,
     read: Arc<AtomicU64>,
+    /// The write timeout ([`HttpServerOptions::write_timeout`]).
     stall: Option<WriteStall>,
 }
 
-/// Fails a write the client has taken nothing of for `timeout`
-/// ([`HttpServerOptions::write_timeout`]).
-struct WriteStall {
-    timeout: Duration,
-    sleep: Arc<dyn Fn(Duration) -> BoxFuture<()> + Send + Sync>,
-    /// Armed while a write waits.
-    pending: Option<BoxFuture<()>>,
-}
-
-impl WriteStall {
-    fn check<T>(
-        stall: &mut Option<WriteStall>,
-        cx: &mut Context<'_>,
-        r: Poll<std::io::Result<T>>,
-    ) -> Poll<std::io::Result<T>> {
-        let Some(st) = stall.as_mut() else {
-            return r;
-        };
-        if r.is_ready() {
-            st.pending = None;
-            return r;
-        }
-        let sleep = st.pending.get_or_insert_with(|| (st.sleep)(st.timeout));
-        if sleep.as_mut().poll(cx).is_ready() {
-            st.pending = None;
-            tracing::debug!(target: "mcp", timeout = ?st.timeout, "HTTP client read nothing for the write timeout; closing");
-            return Poll::Ready(Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the HTTP client read nothing of the reply for the write timeout",
-            )));
-        }
-        Poll::Pending
+/// `r` through the write timeout, if there is one.
+fn stalled<T>(
+    stall: &mut Option<WriteStall>,
+    cx: &mut Context<'_>,
+    r: Poll<std::io::Result<T>>,
+) -> Poll<std::io::Result<T>> {
+    match stall {
+        Some(st) => st.check(cx, r),
+        None => r,
     }
 }
 
@@ -776,13 +754,13 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for CountingIo<I> {
     ) -> Poll<std::io::Result<usize>> {
         let this = &mut *self;
         let r = Pin::new(&mut this.inner).poll_write(cx, buf);
-        WriteStall::check(&mut this.stall, cx, r)
+        stalled(&mut this.stall, cx, r)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         let r = Pin::new(&mut this.inner).poll_flush(cx);
-        WriteStall::check(&mut this.stall, cx, r)
+        stalled(&mut this.stall, cx, r)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -800,7 +778,7 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for CountingIo<I> {
     ) -> Poll<std::io::Result<usize>> {
         let this = &mut *self;
         let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        WriteStall::check(&mut this.stall, cx, r)
+        stalled(&mut this.stall, cx, r)
     }
 }
 

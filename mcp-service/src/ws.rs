@@ -53,6 +53,7 @@ use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, Utf8Bytes};
 
 use crate::connection::{MessageTransport, Transport};
+use crate::driver::{WriteStall, sleep_for};
 use crate::runtime::{BoxFuture, Runtime};
 
 pub use tungstenite;
@@ -524,7 +525,13 @@ where
         idle_seen: 0,
         pinged: false,
     });
-    t.write_timeout = config.write_timeout;
+    t.write_stall = config.write_timeout.map(|timeout| {
+        WriteStall::new(
+            &t.rt,
+            timeout,
+            "the WebSocket peer read nothing for the write timeout",
+        )
+    });
     Transport::messages(t)
 }
 
@@ -683,12 +690,6 @@ struct Watch {
     pinged: bool,
 }
 
-/// A future that completes `d` after now on `rt`'s clock.
-fn sleep_for<R: Runtime>(rt: &R, d: Duration) -> BoxFuture<()> {
-    let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-    rt.sleep_until(rt.now() + mcp_proto::Duration::from_micros(micros))
-}
-
 /// What [`Watch`] decided.
 enum Verdict {
     Fine,
@@ -765,9 +766,7 @@ struct WsTransport<R, S> {
     /// Closed for stalling (an unfinished message, silence): the close is not waited for.
     stalled: bool,
     /// How long a send may wait for the peer to read ([`WsConfig::write_timeout`]).
-    write_timeout: Option<Duration>,
-    /// Armed while a send waits.
-    write_wait: Option<BoxFuture<()>>,
+    write_stall: Option<WriteStall>,
 }
 
 impl<R, S> WsTransport<R, S> {
@@ -783,8 +782,7 @@ impl<R, S> WsTransport<R, S> {
             state: CloseState::Open,
             watch: None,
             stalled: false,
-            write_timeout: None,
-            write_wait: None,
+            write_stall: None,
         }
     }
 
@@ -880,29 +878,16 @@ where
         cx: &mut Context<'_>,
         r: Poll<io::Result<()>>,
     ) -> Poll<io::Result<()>> {
-        let Some(timeout) = self.write_timeout else {
+        let Some(stall) = self.write_stall.as_mut() else {
             return r;
         };
-        if r.is_ready() {
-            self.write_wait = None;
-            return r;
+        let r = stall.check(cx, r);
+        if stall.fired() {
+            self.stalled = true;
+            self.done = true;
+            self.state = CloseState::Done;
         }
-        let rt = &self.rt;
-        let wait = self
-            .write_wait
-            .get_or_insert_with(|| sleep_for(rt, timeout));
-        if wait.as_mut().poll(cx).is_pending() {
-            return Poll::Pending;
-        }
-        self.write_wait = None;
-        tracing::debug!(target: "mcp", "the WebSocket peer read nothing for the write timeout; closing");
-        self.stalled = true;
-        self.done = true;
-        self.state = CloseState::Done;
-        Poll::Ready(Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the WebSocket peer read nothing for the write timeout",
-        )))
+        r
     }
 
     /// With nothing to read: whether a limit of the [`Watch`] ends the connection (or a ping

@@ -114,6 +114,64 @@ pub(crate) fn sleep_for<R: Runtime>(rt: &R, d: Duration) -> BoxFuture<()> {
     rt.sleep_until(at)
 }
 
+/// Fails a write that waited `timeout` for a peer that takes nothing (the HTTP server's and
+/// the WebSocket server's write timeout): each pending poll of the write arms one timer, any
+/// progress disarms it.
+#[cfg(any(feature = "http-server", feature = "ws"))]
+pub(crate) struct WriteStall {
+    timeout: Duration,
+    sleep: std::sync::Arc<dyn Fn(Duration) -> BoxFuture<()> + Send + Sync>,
+    /// What the error says went wrong.
+    what: &'static str,
+    /// Armed while a write waits.
+    pending: Option<BoxFuture<()>>,
+    /// The timeout ran out.
+    fired: bool,
+}
+
+#[cfg(any(feature = "http-server", feature = "ws"))]
+impl WriteStall {
+    /// A write timeout of `timeout` on `rt`'s clock, whose error says `what`.
+    pub(crate) fn new<R: Runtime>(rt: &R, timeout: Duration, what: &'static str) -> Self {
+        let rt = rt.clone();
+        WriteStall {
+            timeout,
+            sleep: std::sync::Arc::new(move |d| sleep_for(&rt, d)),
+            what,
+            pending: None,
+            fired: false,
+        }
+    }
+
+    /// Whether a write failed for the timeout.
+    pub(crate) fn fired(&self) -> bool {
+        self.fired
+    }
+
+    /// `r`, the outcome of a write, unless it has waited the timeout: then `TimedOut`.
+    pub(crate) fn check<T>(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        r: std::task::Poll<io::Result<T>>,
+    ) -> std::task::Poll<io::Result<T>> {
+        use std::task::Poll;
+        if r.is_ready() {
+            self.pending = None;
+            return r;
+        }
+        let sleep = self
+            .pending
+            .get_or_insert_with(|| (self.sleep)(self.timeout));
+        if sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.pending = None;
+        self.fired = true;
+        tracing::debug!(target: "mcp", timeout = ?self.timeout, "{}; closing", self.what);
+        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, self.what)))
+    }
+}
+
 /// Serves `server` over one byte stream until the connection closes.
 pub async fn serve_stream<R, S>(rt: R, server: &Server, stream: S) -> Result<(), Error>
 where

@@ -248,17 +248,7 @@ pub async fn a_blocking_handler_delays_only_itself<D: Driver>(rt: D) {
 pub async fn a_busy_http_session_does_not_stall_the_others<D: HttpListen>(rt: D) {
     let busy = Arc::new(Busy::default());
     let _release = Release(busy.clone());
-    let (listener, port) = rt.bind_loopback();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let server = server(&busy);
-    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
-        .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
-    rt.spawn(Box::pin({
-        let rt = rt.clone();
-        async move {
-            let _ = driver::serve_http(rt, server, listener, config).await;
-        }
-    }));
+    let url = serve_http(&rt, server(&busy));
     // Sessions are of the handshake era (the default, `Auto`, would speak 2026-07-28).
     let connect = || {
         driver::connect_http(
@@ -307,17 +297,7 @@ pub async fn a_busy_http_session_does_not_stall_the_others<D: HttpListen>(rt: D)
 #[cfg(all(feature = "http-server", feature = "http-client"))]
 pub async fn a_dropped_stateless_http_call_cancels_its_handler<D: HttpListen>(rt: D) {
     let busy = Arc::new(Busy::default());
-    let (listener, port) = rt.bind_loopback();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let server = server(&busy);
-    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
-        .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
-    rt.spawn(Box::pin({
-        let rt = rt.clone();
-        async move {
-            let _ = driver::serve_http(rt, server, listener, config).await;
-        }
-    }));
+    let url = serve_http(&rt, server(&busy));
     let client = deadline(
         &rt,
         "connect",
@@ -348,6 +328,21 @@ pub async fn a_dropped_stateless_http_call_cancels_its_handler<D: HttpListen>(rt
     )
     .await;
     echo(&rt, &client, "after").await;
+}
+
+/// Serves `server` over Streamable HTTP on a loopback port; its endpoint's URL.
+#[cfg(all(feature = "http-server", feature = "http-client"))]
+fn serve_http<D: HttpListen>(rt: &D, server: Server) -> String {
+    let (listener, port) = rt.bind_loopback();
+    let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    rt.spawn(Box::pin({
+        let rt = rt.clone();
+        async move {
+            let _ = driver::serve_http(rt, server, listener, config).await;
+        }
+    }));
+    format!("http://127.0.0.1:{port}/mcp")
 }
 
 /// A driver whose listener the HTTP scenario can bind.
