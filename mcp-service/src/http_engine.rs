@@ -572,7 +572,6 @@ impl<R: Runtime> HttpEngine<R> {
                 }
             }
         }
-        self.publish_backlogs();
         // A stream whose channel was full stays wanted (the channel wakes the engine when it
         // has room).
         for id in wanted {
@@ -667,7 +666,6 @@ impl<R: Runtime> HttpEngine<R> {
             self.stream_closed(now, id);
             any = true;
         }
-        self.publish_backlogs();
         any
     }
 
@@ -695,7 +693,6 @@ impl<R: Runtime> HttpEngine<R> {
                 self.paced.push(sid);
             }
         }
-        self.publish_backlogs();
         any
     }
 
@@ -769,6 +766,8 @@ impl<R: Runtime> Future for HttpEngine<R> {
             progressed |= this.poll_timer(cx);
             progressed |= this.drain_events(now);
             progressed |= this.pump_streams(cx, now);
+            // Once a round, after the commands and the streams moved output along.
+            this.publish_backlogs();
             progressed |= this.drain_events(now);
             if this.handlers.take_spawned() > 0 {
                 // Handlers just spawned run before more requests are taken; the replies held
