@@ -881,8 +881,9 @@ where
         let Some(stall) = self.write_stall.as_mut() else {
             return r;
         };
+        let waited = r.is_pending();
         let r = stall.check(cx, r);
-        if stall.fired() {
+        if waited && r.is_ready() {
             self.stalled = true;
             self.done = true;
             self.state = CloseState::Done;

@@ -125,8 +125,6 @@ pub(crate) struct WriteStall {
     what: &'static str,
     /// Armed while a write waits.
     pending: Option<BoxFuture<()>>,
-    /// The timeout ran out.
-    fired: bool,
 }
 
 #[cfg(any(feature = "http-server", feature = "ws"))]
@@ -139,16 +137,11 @@ impl WriteStall {
             sleep: std::sync::Arc::new(move |d| sleep_for(&rt, d)),
             what,
             pending: None,
-            fired: false,
         }
     }
 
-    /// Whether a write failed for the timeout.
-    pub(crate) fn fired(&self) -> bool {
-        self.fired
-    }
-
-    /// `r`, the outcome of a write, unless it has waited the timeout: then `TimedOut`.
+    /// `r`, the outcome of a write, unless it has waited the timeout: then `TimedOut` (the
+    /// only way a pending `r` becomes ready).
     pub(crate) fn check<T>(
         &mut self,
         cx: &mut std::task::Context<'_>,
@@ -166,7 +159,6 @@ impl WriteStall {
             return Poll::Pending;
         }
         self.pending = None;
-        self.fired = true;
         tracing::debug!(target: "mcp", timeout = ?self.timeout, "{}; closing", self.what);
         Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, self.what)))
     }
