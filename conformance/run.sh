@@ -9,7 +9,7 @@
 # Then the suite's 2026-07-28 line (0.2.0-alpha.12, pinned in next/), which scores a
 # revision's requirements: the server (`everything --eras both`) at `--requirements 2025-11-25`
 # and `--requirements 2026-07-28`, and again in the stateless configuration (`--stateless`) at
-# `--requirements 2026-07-28`; the client at both. Each run passes when every scenario the
+# both; the client at both. Each run passes when every scenario the
 # revision scores passes (the suite's exit code); scenarios it does not score (extensions,
 # pending ones) are reported but do not count. Last, the skills extension's scenarios
 # (SEP-2640, server and client) by name, each passing with no failure, warning or skip.
@@ -143,9 +143,7 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
             flags=()
             [ "$mode" = stateless ] && flags=(--stateless)
             start_server --runtime "$rt" --eras both "${flags[@]}"
-            if [ "$mode" = default ]; then
-                next_run "server $rt 2025-11-25" server --url "$url" --requirements 2025-11-25
-            fi
+            next_run "server $rt $mode 2025-11-25" server --url "$url" --requirements 2025-11-25
             next_run "server $rt $mode 2026-07-28" server --url "$url" --requirements 2026-07-28
             stop_server
         done

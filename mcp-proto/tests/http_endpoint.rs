@@ -1152,8 +1152,171 @@ fn stateless_sse_carries_related_notifications_without_ids() {
             None,
             RequestOptions::default()
         )
-        .is_err()
+        .is_err(),
+        "the session ended with its POST"
     );
+}
+
+/// A stateless POST's `tools/call`, on the SSE reply of its own POST: (stream, session, id).
+fn stateless_call(h: &mut H, id: i64) -> (StreamId, SessionId, RequestId) {
+    let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"t","arguments":{}}});
+    let b = post_builder().header("mcp-protocol-version", V);
+    let s = stream(&h.request(parts(b), &call.to_string()));
+    let (session, id, ..) = h.take_requests().remove(0);
+    (s, session, id)
+}
+
+/// The handler of `id` on `session` asks the client for its roots (a request related to it).
+fn ask_roots(h: &mut H, session: SessionId, id: &RequestId) -> RequestId {
+    let opts = RequestOptions {
+        related_to: Some(id.clone()),
+        ..RequestOptions::default()
+    };
+    h.ep.send_request(h.now, session, "roots/list", None, opts)
+        .expect("a stateless session with an SSE reply may ask its client")
+}
+
+/// The outcomes of the server's own requests the application was handed since the last call.
+fn take_responses(h: &mut H) -> Vec<(SessionId, RequestId, Result<Value, ErrorKind>)> {
+    h.collect_events();
+    let mut out = Vec::new();
+    for e in std::mem::take(&mut h.events) {
+        if let Event::Response { id, result } = e.event {
+            let result = result
+                .map(|r| serde_json::from_str(r.get()).unwrap())
+                .map_err(|e| e.kind());
+            out.push((e.session, id, result));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_stateless_handler_asks_its_client_on_the_post_stream_and_gets_the_answer_posted_back() {
+    let mut h = H::new(config().stateless(true));
+    let (s, session, call) = stateless_call(&mut h, 1);
+    let asked = ask_roots(&mut h, session, &call);
+    let RequestId::Number(n) = asked else {
+        panic!("{asked:?}")
+    };
+    assert!(
+        (1 << 52..1 << 53).contains(&n),
+        "an unpredictable id JavaScript reads exactly: {n}"
+    );
+    let (bytes, closed) = h.pull(s);
+    assert!(!closed, "the call is not answered yet");
+    let msgs = messages(&sse(&bytes));
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0]["method"], "roots/list");
+    assert_eq!(msgs[0]["id"], n);
+
+    // The client answers on a POST of its own, without a session (none was ever issued).
+    let answer = json!({"jsonrpc":"2.0","id":n,"result":{"roots":[{"uri":"file:///a"}]}});
+    let b = post_builder().header("mcp-protocol-version", V);
+    assert_eq!(h.request(parts(b), &answer.to_string()).status(), 202);
+    let got = take_responses(&mut h);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, session);
+    assert_eq!(got[0].1, asked);
+    assert_eq!(got[0].2.as_ref().unwrap()["roots"][0]["uri"], "file:///a");
+
+    // The same answer again reaches nobody; the call ends the POST and its session.
+    let dropped = h.ep.stats().messages_dropped;
+    let b = post_builder().header("mcp-protocol-version", V);
+    assert_eq!(h.request(parts(b), &answer.to_string()).status(), 202);
+    assert!(take_responses(&mut h).is_empty());
+    assert_eq!(h.ep.stats().messages_dropped, dropped + 1);
+    h.ep.respond(h.now, session, &call, raw(r#"{"content":[]}"#))
+        .unwrap();
+    let (bytes, closed) = h.pull(s);
+    assert!(closed);
+    assert_eq!(messages(&sse(&bytes))[0]["id"], 1);
+    assert_eq!(h.ep.stats().sessions, 0);
+}
+
+#[test]
+fn stateless_answers_reach_only_the_session_that_asked() {
+    let mut h = H::new(config().stateless(true));
+    // Two POSTs with the same client-chosen id: their sessions' requests never share an id.
+    let (s1, a, call_a) = stateless_call(&mut h, 7);
+    let (s2, b, call_b) = stateless_call(&mut h, 7);
+    let ask_a = ask_roots(&mut h, a, &call_a);
+    let ask_b = ask_roots(&mut h, b, &call_b);
+    assert_ne!(ask_a, ask_b);
+    h.pull(s1);
+    h.pull(s2);
+
+    // A guessed id reaches nobody; a batch (2025-03-26) is split between the two sessions.
+    let b_parts = || parts(post_builder().header("mcp-protocol-version", "2025-03-26"));
+    let guess = json!({"jsonrpc":"2.0","id":(1i64 << 52) + 5,"result":{"roots":[]}});
+    assert_eq!(h.request(b_parts(), &guess.to_string()).status(), 202);
+    assert!(take_responses(&mut h).is_empty());
+    let batch = json!([
+        {"jsonrpc":"2.0","id":ask_b,"error":{"code":-32601,"message":"no roots here"}},
+        {"jsonrpc":"2.0","id":ask_a,"result":{"roots":[]}},
+    ]);
+    assert_eq!(h.request(b_parts(), &batch.to_string()).status(), 202);
+    let mut got = take_responses(&mut h);
+    got.sort_by_key(|(s, ..)| *s != a);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!((got[0].0, &got[0].1), (a, &ask_a));
+    assert_eq!(got[0].2.as_ref().unwrap()["roots"], json!([]));
+    assert_eq!((got[1].0, &got[1].1), (b, &ask_b));
+    assert_eq!(got[1].2, Err(ErrorKind::MethodNotFound));
+
+    // A client that goes away ends its session: an answer after that reaches nobody.
+    let ask_a2 = ask_roots(&mut h, a, &call_a);
+    h.ep.stream_closed(h.now, s1);
+    take_responses(&mut h);
+    let late = json!({"jsonrpc":"2.0","id":ask_a2,"result":{"roots":[]}});
+    assert_eq!(h.request(b_parts(), &late.to_string()).status(), 202);
+    assert!(take_responses(&mut h).is_empty());
+    assert_eq!(h.ep.stats().sessions, 1);
+}
+
+#[test]
+fn a_stateless_request_needs_the_sse_stream_of_the_post_it_serves() {
+    // Unrelated to the request it serves: failed at once, never sent.
+    let mut h = H::new(config().stateless(true));
+    let (s, session, _call) = stateless_call(&mut h, 1);
+    let id =
+        h.ep.send_request(
+            h.now,
+            session,
+            "roots/list",
+            None,
+            RequestOptions::default(),
+        )
+        .unwrap();
+    let got = take_responses(&mut h);
+    assert_eq!(got.len(), 1);
+    assert_eq!((got[0].0, &got[0].1), (session, &id));
+    assert_eq!(got[0].2, Err(ErrorKind::TransportError));
+    assert!(messages(&sse(&h.pull(s).0)).is_empty());
+
+    // A JSON reply cannot carry a request: the session sends none, and assumes no capability.
+    let mut h = H::new(config().stateless(true).response_mode(ResponseMode::Json));
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"t","arguments":{}}});
+    h.request(parts(post_builder()), &call.to_string());
+    let (session, call, ..) = h.take_requests().remove(0);
+    assert_eq!(
+        h.ep.session(session)
+            .unwrap()
+            .peer_capabilities()
+            .unwrap()
+            .get(),
+        "{}"
+    );
+    let opts = RequestOptions {
+        related_to: Some(call),
+        ..RequestOptions::default()
+    };
+    let refused =
+        h.ep.send_request(h.now, session, "roots/list", None, opts)
+            .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::TransportError);
 }
 
 #[test]

@@ -204,3 +204,87 @@ async fn annotated_arguments_travel_in_mcp_param_headers() {
         assert_eq!(status, 200, "{value}: {reply}");
     }
 }
+
+/// A tool that asks its client for a sampled answer, a form and its roots: `"<text>, <name>,
+/// <roots>"`.
+fn asking_server() -> Server {
+    use mcp_service::schema::{CreateMessageRequestParams, ElicitRequestParams, SamplingMessage};
+    Server::builder("asks", "1")
+        .tool(
+            Tool::new("ask", schema_of(json!({"type": "object"}))),
+            |_: Value, cx: ToolContext| async move {
+                let sampled = cx
+                    .create_message(CreateMessageRequestParams::new(
+                        vec![SamplingMessage::user("2+2?")],
+                        10,
+                    ))
+                    .await?;
+                let text = sampled.content.blocks()[0]
+                    .as_text()
+                    .unwrap_or("")
+                    .to_owned();
+                let form: ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form", "message": "name?",
+                    "requestedSchema": {"type": "object",
+                        "properties": {"name": {"type": "string"}}}
+                }))
+                .unwrap();
+                let content = cx.elicit(form).await?.content.unwrap_or_default();
+                let name = serde_json::to_string(&content["name"]).unwrap_or_default();
+                let roots = cx.list_roots().await?.roots.len();
+                Ok(CallToolResult::text(format!("{text}, {name}, {roots}")))
+            },
+        )
+        .build()
+}
+
+/// A handshake-era client of a stateless endpoint is asked on its call's SSE stream and
+/// answers on POSTs of its own, which reach the handler that asked; a 2026-07-28 client gets
+/// the same through `input_required` rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_server_asks_its_client_in_both_eras() {
+    use mcp_service::schema::{CreateMessageResult, Root};
+    let server = asking_server();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
+        .stateless(true);
+    tokio::spawn(mcp_tokio::serve_http(
+        TokioRuntime::current(),
+        server,
+        listener,
+        config,
+    ));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for discovery in [Discovery::Initialize, Discovery::Discover] {
+        let options = ClientOptions::default()
+            .discovery(discovery)
+            .sampling(|_, _| async { Ok(CreateMessageResult::text("m", "4")) })
+            .elicitation(|_, _| async {
+                Ok(
+                    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                        .unwrap(),
+                )
+            })
+            .roots(vec![Root::new("file:///a"), Root::new("file:///b")]);
+        let client = mcp_tokio::connect_http(
+            TokioRuntime::current(),
+            &url,
+            options,
+            HttpClientOptions::new(),
+        )
+        .await
+        .unwrap();
+        // Concurrent calls: each answer reaches the handler that asked.
+        let (a, b) = tokio::join!(
+            client.call_tool("ask", json!({})),
+            client.call_tool("ask", json!({}))
+        );
+        for r in [a, b] {
+            let r = serde_json::to_value(r.unwrap()).unwrap();
+            assert_eq!(r["content"][0]["text"], "4, \"Ada\", 2", "{discovery:?}");
+        }
+        client.shutdown().await;
+    }
+}

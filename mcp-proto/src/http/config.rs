@@ -120,6 +120,16 @@ pub struct EndpointConfig {
     pub response_mode: ResponseMode,
     /// Stateless mode: no session ids; each POST is served by a fresh session pre-initialized
     /// for the request's `MCP-Protocol-Version` and ended with the POST; GET and DELETE → 405.
+    ///
+    /// With SSE replies ([`ResponseMode::Sse`]) a handshake-era handler may still ask its
+    /// client (sampling, elicitation, roots): the request goes on the SSE reply of the POST it
+    /// serves, with an unpredictable id (drawn from the POST's randomness, below 2^53), and
+    /// the client's answer, POSTed on its own, reaches the session that asked while that POST
+    /// is open. Since no POST says what its client declared at `initialize`, such a session
+    /// assumes every client capability a server asks of; a client that lacks one answers with
+    /// its error. A request not made on behalf of the POST's own request fails at once.
+    /// With JSON replies the session assumes no client capability and sends no request.
+    /// 2026-07-28 requests need none of this: they ask through `input_required` results.
     pub stateless: bool,
     /// Whether GET opens a standalone SSE stream (otherwise 405). A session has at most one
     /// open at a time: another GET gets 409 until it closes (a GET with `Last-Event-ID` takes

@@ -192,6 +192,9 @@ struct Entry {
     standalone: Option<u64>,
     /// The stream each in-flight inbound request was posted on.
     routes: BTreeMap<RequestId, u64>,
+    /// The server-to-client requests of a stateless session still unanswered (its keys in
+    /// [`Endpoint::awaiting`]).
+    asked: Vec<i64>,
     last_activity: Instant,
     timer: Option<Instant>,
     ending: Ending,
@@ -218,6 +221,7 @@ impl Entry {
             next_logical: 1,
             standalone: None,
             routes: BTreeMap::new(),
+            asked: Vec::new(),
             last_activity: now,
             timer: None,
             ending: Ending::Closed,
@@ -317,6 +321,9 @@ pub struct Endpoint {
     /// Events and bytes retained by all sessions' stores.
     stored_events: usize,
     stored_bytes: usize,
+    /// The server-to-client requests of stateless sessions still unanswered, by id: where the
+    /// client's answer, which comes on a POST of its own, is taken.
+    awaiting: BTreeMap<i64, SessionId>,
 }
 
 impl core::fmt::Debug for Endpoint {
@@ -352,6 +359,7 @@ impl Endpoint {
             next_stored: 0,
             stored_events: 0,
             stored_bytes: 0,
+            awaiting: BTreeMap::new(),
         }
     }
 
@@ -665,7 +673,7 @@ impl Endpoint {
             return self.post_modern(now, parts, body, &c, version);
         }
         if self.config.stateless {
-            return self.post_stateless(now, parts, body, &c);
+            return self.post_stateless(now, parts, body, &c, random);
         }
         if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
             return self.initialize(now, parts, body, &c, random);
@@ -728,13 +736,15 @@ impl Endpoint {
     }
 
     /// A POST in stateless mode: served by a fresh session, pre-initialized unless the POST is
-    /// itself an `initialize`, and ended with the POST.
+    /// itself an `initialize`, and ended with the POST. A POST of answers goes to the sessions
+    /// whose requests they answer.
     fn post_stateless(
         &mut self,
         now: Instant,
         parts: &Parts,
         body: &[u8],
         c: &Classified,
+        random: Option<u128>,
     ) -> Response<Body> {
         let header_version = if c.initialize {
             None
@@ -745,8 +755,8 @@ impl Endpoint {
             }
         };
         if !c.answerable {
-            // Notifications and responses cannot reach any state in stateless mode.
-            self.stats.messages_dropped += 1;
+            // Responses reach the session that asked; notifications cannot reach any state.
+            self.stateless_answers(now, body);
             return plain(StatusCode::ACCEPTED, Body::Empty);
         }
         let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
@@ -772,7 +782,12 @@ impl Endpoint {
             s.requests_refused = Some(REQUESTS_NEED_SSE);
             s
         } else {
-            match stateless_session(&self.config.session, version) {
+            // Requests need the POST's SSE reply to reach the client.
+            let base = match self.config.response_mode {
+                ResponseMode::Sse => self.request_id_base(random),
+                ResponseMode::Json | ResponseMode::JsonOnly => None,
+            };
+            match stateless_session(&self.config.session, version, base) {
                 Ok(s) => s,
                 Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32600, &e.to_string(), None),
             }
@@ -784,6 +799,74 @@ impl Endpoint {
         entry.session.handle_message(now, body);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
+    }
+
+    /// The first id of the requests a stateless session may send: unpredictable (drawn from
+    /// the POST's `random`), since whoever names it in a POST answers the request, and far
+    /// from the ids other stateless sessions are waiting on. `None` (the session sends no
+    /// request) without randomness or, very unlikely, when both draws land near ids in use.
+    /// The ids stay below 2^53, which JavaScript clients read exactly.
+    fn request_id_base(&self, random: Option<u128>) -> Option<i64> {
+        const LOW: u64 = 1 << 52;
+        const SPAN: u64 = 1 << 20;
+        let random = random?;
+        [random as u64, (random >> 64) as u64]
+            .into_iter()
+            .map(|word| LOW + word % (LOW - SPAN))
+            .find(|base| {
+                let (lo, hi) = ((base - SPAN) as i64, (base + SPAN) as i64);
+                self.awaiting.range(lo..hi).next().is_none()
+            })
+            .map(|base| base as i64)
+    }
+
+    /// A stateless POST of responses: each goes to the session whose request it answers
+    /// (dropped when none waits for it, e.g. after that request's POST ended).
+    fn stateless_answers(&mut self, now: Instant, body: &[u8]) {
+        let items = match jsonrpc::parse(body) {
+            Parsed::Single(item) => alloc::vec![item],
+            Parsed::Batch(items) => items,
+            #[allow(unreachable_patterns)]
+            _ => Vec::new(),
+        };
+        let single = items.len() == 1;
+        let mut buf = Vec::new();
+        for item in items {
+            let id = match &item {
+                Ok(Envelope::Response {
+                    id: RequestId::Number(n),
+                    ..
+                })
+                | Ok(Envelope::Error {
+                    id: Some(RequestId::Number(n)),
+                    ..
+                }) => *n,
+                _ => {
+                    self.stats.messages_dropped += 1;
+                    continue;
+                }
+            };
+            let Some(sid) = self.awaiting.remove(&id) else {
+                self.stats.messages_dropped += 1;
+                continue;
+            };
+            let Some(mut entry) = self.sessions.remove(&sid) else {
+                continue;
+            };
+            entry.asked.retain(|n| *n != id);
+            entry.last_activity = now;
+            let message = if single {
+                body
+            } else {
+                buf.clear();
+                if let Ok(env) = item {
+                    env.to_owned().write(&mut buf);
+                }
+                &buf
+            };
+            entry.session.handle_message(now, message);
+            self.settle(now, sid, entry, None);
+        }
     }
 
     /// The id of a session that lives as long as one POST (never sent to the client).
@@ -1286,7 +1369,7 @@ impl Endpoint {
                     break;
                 };
                 moved = true;
-                self.route(sid, &mut entry, t, &buf, post);
+                self.route(now, sid, &mut entry, t, &buf, post);
             }
             while let Some(event) = entry.session.poll_event() {
                 moved = true;
@@ -1396,6 +1479,7 @@ impl Endpoint {
     /// Picks the stream of one outgoing message and delivers it.
     fn route(
         &mut self,
+        now: Instant,
         sid: SessionId,
         entry: &mut Entry,
         t: Transmit,
@@ -1441,6 +1525,26 @@ impl Endpoint {
         } else {
             target
         };
+        if entry.transient
+            && t.kind == MessageKind::Request
+            && let Some(id) = t.id
+        {
+            match (target, &id) {
+                (Some(_), RequestId::Number(n)) => {
+                    // Its answer comes on another POST: remember who asked.
+                    self.awaiting.insert(*n, sid);
+                    entry.asked.push(*n);
+                }
+                _ => {
+                    // Only the stream of the POST it serves reaches a stateless session's client.
+                    let why = "a stateless session's request must belong to the request it serves";
+                    let error = Error::new(ErrorKind::TransportError, why);
+                    entry.session.fail_request(now, &id, error);
+                    self.stats.messages_dropped += 1;
+                    return;
+                }
+            }
+        }
         let answer = matches!(t.kind, MessageKind::Response | MessageKind::Batch);
         self.deliver(sid, entry, target, bytes, answer);
     }
@@ -1663,6 +1767,9 @@ impl Endpoint {
         if let Some(k) = entry.store_key.take() {
             self.store_order.remove(&(k, sid));
         }
+        for n in entry.asked.drain(..) {
+            self.awaiting.remove(&n);
+        }
         self.move_idle(sid, &mut entry, None);
         if let Some(store) = &entry.store {
             self.stored_events = self.stored_events.saturating_sub(store.len());
@@ -1798,16 +1905,26 @@ fn batch_ids(bytes: &[u8]) -> Vec<RequestId> {
     ids
 }
 
-/// The session serving one stateless POST at `version`: ready from the start, for a client
-/// that declared no capabilities (a stateless POST carries none).
+/// The session serving one stateless POST at `version`: ready from the start.
+///
+/// A stateless POST does not say what its client declared at its `initialize`. With
+/// `request_ids` (the first id of its requests: its reply is SSE) the session assumes every
+/// client capability a server may ask of, so a handler can sample, elicit or list roots on
+/// the POST's stream, and a client that cannot answers with its error. Without, it assumes
+/// none and sends no request.
 fn stateless_session(
     config: &crate::session::Config,
     version: ProtocolVersion,
+    request_ids: Option<i64>,
 ) -> Result<Session, Error> {
     let raw = |s: &str| serde_json::value::RawValue::from_string(s.into());
     let info = raw("{\"name\":\"stateless-http-client\",\"version\":\"0\"}")
         .map_err(|_| Error::internal("peer info"))?;
-    let caps = raw("{}").map_err(|_| Error::internal("peer capabilities"))?;
+    let caps = match request_ids {
+        Some(_) => ASSUMED_CLIENT_CAPABILITIES,
+        None => "{}",
+    };
+    let caps = raw(caps).map_err(|_| Error::internal("peer capabilities"))?;
     // No header: the default version, or the latest one configured when it is not.
     let version = if config.versions.contains(&version) {
         version
@@ -1817,12 +1934,21 @@ fn stateless_session(
             .ok_or_else(|| Error::invalid_request("no handshake-era version is configured"))?
     };
     let mut session = Session::server_ready(config.clone(), version, info, caps)?;
-    session.requests_refused = Some(REQUESTS_NEED_SSE);
+    match request_ids {
+        Some(first) => session.next_id = first,
+        None => session.requests_refused = Some(REQUESTS_NEED_SSE),
+    }
     Ok(session)
 }
 
+/// The client capabilities a stateless session that may send requests assumes (see
+/// [`stateless_session`]).
+const ASSUMED_CLIENT_CAPABILITIES: &str =
+    "{\"roots\":{},\"sampling\":{},\"elicitation\":{\"form\":{},\"url\":{}}}";
+
 /// Why a stateless or JSON-only session sends no request.
-const REQUESTS_NEED_SSE: &str = "server-to-client requests need a stateful endpoint with SSE";
+const REQUESTS_NEED_SSE: &str =
+    "a server-to-client request needs an SSE stream to reach the client";
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {

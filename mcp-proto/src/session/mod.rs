@@ -72,7 +72,7 @@ pub struct Session {
     state: State,
     version: Option<ProtocolVersion>,
     peer: Option<PeerInfo>,
-    next_id: i64,
+    pub(crate) next_id: i64,
     pending: BTreeMap<i64, Pending>,
     inbound: BTreeMap<RequestId, Inbound>,
     recently_cancelled: VecDeque<RequestId>,
