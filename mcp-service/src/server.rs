@@ -678,6 +678,9 @@ struct Registry {
     resources: BTreeMap<String, Arc<ResourceEntry>>,
     templates: BTreeMap<String, Arc<TemplateEntry>>,
     prompts: BTreeMap<String, Arc<PromptEntry>>,
+    /// The skills served (skills extension), when it is declared.
+    #[cfg(feature = "skills")]
+    skills: Option<skills::SkillSet>,
 }
 
 /// A connection's entry in [`Inner::connections`], removed when this is dropped: when the
@@ -784,9 +787,6 @@ struct Inner {
     state_keys: Arc<RequestStateKeys>,
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
-    /// The skills extension's catalog, when skills are served.
-    #[cfg(feature = "skills")]
-    skills: Option<Arc<crate::skills::Catalog>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -821,9 +821,9 @@ pub struct ServerBuilder {
         crate::tasks::TaskOptions,
         Option<Arc<dyn crate::tasks::TaskStore>>,
     )>,
-    /// The skills to serve (skills extension), when any were given.
+    /// The skills to serve (skills extension).
     #[cfg(feature = "skills")]
-    skills: Option<Vec<crate::skills::Skill>>,
+    skills: skills::Setup,
     /// Extensions declared by the application (`capabilities.extensions`).
     extensions: Map<String, Value>,
     telemetry: Telemetry,
@@ -1219,7 +1219,7 @@ impl ServerBuilder {
             obj.insert("extensions".into(), Value::Object(extensions));
         }
         #[cfg(feature = "skills")]
-        let skills = skills::install(&mut self, &mut caps)?;
+        skills::install(&mut self, &mut caps)?;
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
         let state_keys = match self.state_keys {
@@ -1242,8 +1242,6 @@ impl ServerBuilder {
                 tasks: self
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
-                #[cfg(feature = "skills")]
-                skills,
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -1286,7 +1284,7 @@ impl Server {
             state_keys: None,
             tasks: None,
             #[cfg(feature = "skills")]
-            skills: None,
+            skills: skills::Setup::default(),
             extensions: Map::new(),
             telemetry: Telemetry::default(),
             error: None,
@@ -1701,6 +1699,16 @@ fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
     crate::raw::to_raw(v)
 }
 
+/// The error of `resources/read` for a URI the server does not serve, in `version`'s code.
+fn resource_not_found(uri: &str, version: ProtocolVersion) -> Error {
+    Error::new(ErrorKind::NotFound, format!("Resource not found: {uri}"))
+        .with_code(version.resource_not_found_code())
+        .with_data(
+            to_raw(&serde_json::json!({ "uri": uri }))
+                .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
+        )
+}
+
 /// Pagination: the cursor is an opaque token naming the next offset.
 fn page<T: Clone>(
     items: &[T],
@@ -1887,16 +1895,7 @@ impl Service for ServerService {
                     }
                 };
                 let Some((handler, vars)) = found else {
-                    let e = Error::new(
-                        ErrorKind::NotFound,
-                        format!("Resource not found: {}", q.uri),
-                    )
-                    .with_code(version.resource_not_found_code())
-                    .with_data(
-                        to_raw(&serde_json::json!({"uri": q.uri}))
-                            .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
-                    );
-                    return sync(Err(e));
+                    return sync(Err(resource_not_found(&q.uri, version)));
                 };
                 let (ttl_ms, cache_scope) = hints(&q.uri);
                 let mut hcx = hcx;
