@@ -161,6 +161,8 @@ pub struct ToolContext {
     rounds: Option<Arc<Rounds>>,
     /// A call that may become a task (tasks extension).
     task: Option<Arc<crate::tasks::TaskSlot>>,
+    /// The cache hints the handler chose for its result ([`ToolContext::cache_hints`]).
+    cache_hints: Arc<Mutex<Option<(u64, CacheScope)>>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -410,6 +412,43 @@ impl ToolContext {
     /// The task this call became, if it did.
     pub fn task_id(&self) -> Option<String> {
         self.task.as_ref().and_then(|s| s.task_id())
+    }
+
+    /// Chooses the cache hints of this one result: its `ttlMs` (how long a client may keep
+    /// it) and `cacheScope` (`Private`: only for this client's authorization; `Public`: for
+    /// anyone), instead of the server's ([`ServerBuilder::cache_hints`]) or the ones
+    /// registered for its URI ([`ServerBuilder::cache_hints_for`]). The last call before the
+    /// handler returns wins.
+    ///
+    /// Only the cacheable results a handler makes take them: a `resources/read` answered by a
+    /// resource or resource template handler, to a 2026-07-28 request. A handshake-era result
+    /// carries no cache hints (its schema has none), and neither do `tools/call` and
+    /// `prompts/get` results (not cacheable in any version): there this does nothing.
+    ///
+    /// ```
+    /// use mcp_service::Server;
+    /// use mcp_service::schema::{CacheScope, ResourceContents, ResourceTemplate};
+    /// use mcp_service::server::HandlerContext;
+    /// use std::collections::HashMap;
+    ///
+    /// let server = Server::builder("quotes", "1.0")
+    ///     // Everything else: kept a minute.
+    ///     .cache_hints(60_000, CacheScope::Public)
+    ///     .resource_template(
+    ///         ResourceTemplate::new("quote://{symbol}", "quote"),
+    ///         |uri: String, vars: HashMap<String, String>, cx: HandlerContext| async move {
+    ///             if vars.get("symbol").is_some_and(|s| s == "live") {
+    ///                 // This one changes all the time: ask again every time.
+    ///                 cx.cache_hints(0, CacheScope::Private);
+    ///             }
+    ///             Ok(vec![ResourceContents::text(uri, "42")])
+    ///         },
+    ///     )
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn cache_hints(&self, ttl_ms: u64, scope: CacheScope) {
+        *self.cache_hints.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttl_ms, scope));
     }
 
     /// How many `input_required` rounds this request went through before this run of its
@@ -1750,6 +1789,7 @@ impl Service for ServerService {
             streamed: Arc::new(Mutex::new(Streamed::default())),
             rounds: None,
             task: None,
+            cache_hints: Arc::new(Mutex::new(None)),
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();
@@ -1903,8 +1943,15 @@ impl Service for ServerService {
                     return sync(Err(e));
                 }
                 let fut = handler(q.uri, vars, hcx.clone());
+                let chosen = hcx.cache_hints.clone();
                 hcx.rounds_of(async move {
                     let contents = fut.await?;
+                    // The handler's own hints for this result, over the registered ones.
+                    let chosen = *chosen.lock().unwrap_or_else(|e| e.into_inner());
+                    let (ttl_ms, cache_scope) = match chosen {
+                        Some((ttl, scope)) if stateless => (Some(ttl), Some(scope)),
+                        _ => (ttl_ms, cache_scope),
+                    };
                     to_raw(&ReadResourceResult {
                         contents,
                         ttl_ms,
