@@ -1,8 +1,15 @@
 //! The client's response cache (2026-07-28): list results (`tools/list`, `prompts/list`,
 //! `resources/list`, `resources/templates/list`) and `resources/read` results carry `ttlMs`
-//! and `cacheScope`; a client keeps them for `ttlMs` and answers the same request from the
-//! cache meanwhile. A list-changed notification drops that list's pages, and
-//! `notifications/resources/updated` drops the resource's contents.
+//! and `cacheScope`, and so do the skills extension's `skills/list` and `skills/get`; a client
+//! keeps them for `ttlMs` and answers the same request from the cache meanwhile. A list-changed
+//! notification drops that list's pages (`notifications/resources/list_changed` the skills'
+//! results too: skill files are resources, and a server whose skills change says so with it),
+//! and `notifications/resources/updated` drops the resource's contents.
+//!
+//! Each result is kept for its own hints: a server may give one result other hints than the
+//! rest of its list or resources (a resource handler's
+//! [`ToolContext::cache_hints`](crate::server::ToolContext::cache_hints)), and a
+//! result with `ttlMs: 0` or without hints is not kept.
 //!
 //! The cache is on by default, in memory and bounded ([`MemoryResponseStore`]);
 //! [`ClientOptions::response_cache`](crate::ClientOptions::response_cache) replaces the store

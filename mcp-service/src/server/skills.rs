@@ -200,7 +200,7 @@ fn apply(
     let updated: Vec<String> = set
         .files
         .iter()
-        .filter(|(uri, old)| files.get(*uri).is_none_or(|new| new.bytes != old.bytes))
+        .filter(|(uri, old)| files.get(*uri).is_none_or(|new| !new.same(old)))
         .map(|(uri, _)| uri.clone())
         .collect();
     for uri in set.files.keys() {

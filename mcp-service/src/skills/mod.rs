@@ -170,6 +170,25 @@ pub fn digest_of(bytes: &[u8]) -> String {
 pub(crate) struct FileData {
     pub(crate) bytes: Arc<[u8]>,
     pub(crate) mime_type: String,
+    /// [`digest_of`] the bytes, computed once (a catalog is rebuilt on every change).
+    pub(crate) digest: Arc<str>,
+}
+
+impl FileData {
+    pub(crate) fn new(bytes: Vec<u8>, mime_type: String) -> Self {
+        FileData {
+            digest: digest_of(&bytes).into(),
+            bytes: bytes.into(),
+            mime_type,
+        }
+    }
+
+    /// Whether the two are the same file (bytes, by digest, and MIME type).
+    pub(crate) fn same(&self, other: &FileData) -> bool {
+        self.digest == other.digest
+            && self.bytes.len() == other.bytes.len()
+            && self.mime_type == other.mime_type
+    }
 }
 
 /// A skill to serve: its `SKILL.md`, parsed frontmatter and files, by path within the skill.
@@ -235,10 +254,7 @@ impl Skill {
         };
         skill.insert(
             SKILL_MD,
-            FileData {
-                bytes: Arc::from(text.into_bytes()),
-                mime_type: SKILL_MD_MIME_TYPE.into(),
-            },
+            FileData::new(text.into_bytes(), SKILL_MD_MIME_TYPE.into()),
         )?;
         Ok(skill)
     }
@@ -301,13 +317,7 @@ impl Skill {
                 self.name
             )));
         }
-        self.insert(
-            path,
-            FileData {
-                bytes: Arc::from(contents.into()),
-                mime_type: mime_type.into(),
-            },
-        )?;
+        self.insert(path, FileData::new(contents.into(), mime_type.into()))?;
         Ok(self)
     }
 
@@ -458,7 +468,7 @@ impl Skill {
                 .files
                 .iter()
                 .zip(&other.files)
-                .all(|((p, a), (q, b))| p == q && a.mime_type == b.mime_type && a.bytes == b.bytes)
+                .all(|((p, a), (q, b))| p == q && a.same(b))
     }
 
     /// The URI of the file at `path` (relative to the skill's root).
@@ -481,7 +491,7 @@ impl Skill {
                     .iter()
                     .map(|(path, f)| SkillResource {
                         uri: self.file_uri(path),
-                        digest: digest_of(&f.bytes),
+                        digest: f.digest.to_string(),
                         size: Some(f.bytes.len() as u64),
                     })
                     .collect(),
@@ -621,7 +631,7 @@ impl Catalog {
             for (path, data) in &skill.files {
                 let resource = skill.resource(path, data);
                 match files.get_mut(&resource.uri) {
-                    Some(other) if other.data.bytes != data.bytes => {
+                    Some(other) if other.data.digest != data.digest => {
                         return Err(Error::new(
                             ErrorKind::DuplicateRegistration,
                             format!(
