@@ -214,6 +214,59 @@ mod tests {
     }
 
     #[test]
+    fn each_result_is_kept_for_its_own_hints() {
+        let cache = ResponseCache {
+            store: std::sync::Arc::new(MemoryResponseStore::default()),
+            client_id: "c1".into(),
+        };
+        let other = ResponseCache {
+            store: cache.store.clone(),
+            client_id: "c2".into(),
+        };
+        let t0 = Instant::from_micros(0);
+        let at = |ms: u64| t0 + mcp_proto::Duration::from_millis(ms);
+        // Two reads of one method, each with the hints its handler chose.
+        cache.put(
+            "resources/read",
+            "a",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"private"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "b",
+            &raw(r#"{"contents":[],"ttlMs":60000,"cacheScope":"public"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "c",
+            &raw(r#"{"contents":[],"ttlMs":0,"cacheScope":"public"}"#),
+            t0,
+        );
+        assert!(cache.get("resources/read", "a", at(999)).is_some());
+        assert!(cache.get("resources/read", "a", at(1000)).is_none());
+        assert!(cache.get("resources/read", "b", at(1000)).is_some());
+        assert!(cache.get("resources/read", "b", at(60_000)).is_none());
+        assert!(cache.get("resources/read", "c", t0).is_none());
+        // The scope is the result's own too: only the public one is shared.
+        cache.put(
+            "resources/read",
+            "a",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"private"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "b",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"public"}"#),
+            t0,
+        );
+        assert!(other.get("resources/read", "a", t0).is_none());
+        assert!(other.get("resources/read", "b", t0).is_some());
+    }
+
+    #[test]
     fn hints_decide_and_invalidation_drops() {
         let cache = ResponseCache {
             store: std::sync::Arc::new(MemoryResponseStore::default()),

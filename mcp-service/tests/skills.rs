@@ -455,7 +455,7 @@ async fn next_note(notes: &mut mcp_service::Notifications<ServerNotification>) -
     }
 }
 
-/// Lets anything in flight arrive, then says whether a notification is waiting.
+/// Lets anything in flight arrive (one round trip), then checks that no notification waits.
 async fn quiet(client: &Client, notes: &mut mcp_service::Notifications<ServerNotification>) {
     client.request("resources/list", &json!({})).await.unwrap();
     assert!(notes.try_next().is_none(), "no more notifications");
