@@ -1,8 +1,15 @@
 //! The client's response cache (2026-07-28): list results (`tools/list`, `prompts/list`,
 //! `resources/list`, `resources/templates/list`) and `resources/read` results carry `ttlMs`
-//! and `cacheScope`; a client keeps them for `ttlMs` and answers the same request from the
-//! cache meanwhile. A list-changed notification drops that list's pages, and
-//! `notifications/resources/updated` drops the resource's contents.
+//! and `cacheScope`, and so do the skills extension's `skills/list` and `skills/get`; a client
+//! keeps them for `ttlMs` and answers the same request from the cache meanwhile. A list-changed
+//! notification drops that list's pages (`notifications/resources/list_changed` the skills'
+//! results too: skill files are resources, and a server whose skills change says so with it),
+//! and `notifications/resources/updated` drops the resource's contents.
+//!
+//! Each result is kept for its own hints: a server may give one result other hints than the
+//! rest of its list or resources (a resource handler's
+//! [`ToolContext::cache_hints`](crate::server::ToolContext::cache_hints)), and a
+//! result with `ttlMs: 0` or without hints is not kept.
 //!
 //! The cache is on by default, in memory and bounded ([`MemoryResponseStore`]);
 //! [`ClientOptions::response_cache`](crate::ClientOptions::response_cache) replaces the store
@@ -204,6 +211,59 @@ mod tests {
         let small = MemoryResponseStore::new(10, 4);
         small.put("x".into(), raw("12345"), later, CacheScope::Private);
         assert!(small.get("x", t0).is_none(), "bigger than the store");
+    }
+
+    #[test]
+    fn each_result_is_kept_for_its_own_hints() {
+        let cache = ResponseCache {
+            store: std::sync::Arc::new(MemoryResponseStore::default()),
+            client_id: "c1".into(),
+        };
+        let other = ResponseCache {
+            store: cache.store.clone(),
+            client_id: "c2".into(),
+        };
+        let t0 = Instant::from_micros(0);
+        let at = |ms: u64| t0 + mcp_proto::Duration::from_millis(ms);
+        // Two reads of one method, each with the hints its handler chose.
+        cache.put(
+            "resources/read",
+            "a",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"private"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "b",
+            &raw(r#"{"contents":[],"ttlMs":60000,"cacheScope":"public"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "c",
+            &raw(r#"{"contents":[],"ttlMs":0,"cacheScope":"public"}"#),
+            t0,
+        );
+        assert!(cache.get("resources/read", "a", at(999)).is_some());
+        assert!(cache.get("resources/read", "a", at(1000)).is_none());
+        assert!(cache.get("resources/read", "b", at(1000)).is_some());
+        assert!(cache.get("resources/read", "b", at(60_000)).is_none());
+        assert!(cache.get("resources/read", "c", t0).is_none());
+        // The scope is the result's own too: only the public one is shared.
+        cache.put(
+            "resources/read",
+            "a",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"private"}"#),
+            t0,
+        );
+        cache.put(
+            "resources/read",
+            "b",
+            &raw(r#"{"contents":[],"ttlMs":1000,"cacheScope":"public"}"#),
+            t0,
+        );
+        assert!(other.get("resources/read", "a", t0).is_none());
+        assert!(other.get("resources/read", "b", t0).is_some());
     }
 
     #[test]

@@ -382,6 +382,9 @@ impl Service for ClientService {
             "notifications/resources/list_changed" => {
                 self.invalidate("resources/list", None);
                 self.invalidate("resources/templates/list", None);
+                // Skill files are resources: a skill added, removed or changed says so here.
+                self.invalidate("skills/list", None);
+                self.invalidate("skills/get", None);
                 lock(&self.state.caches).resources = None;
                 ServerNotification::ResourcesListChanged
             }
@@ -638,13 +641,13 @@ impl Client {
     }
 
     /// A cached result of `method` with `param` (stateless era).
-    fn cached(&self, method: &str, param: &str) -> Option<Box<RawValue>> {
+    pub(crate) fn cached(&self, method: &str, param: &str) -> Option<Box<RawValue>> {
         let (cache, clock) = self.state.responses.get()?;
         cache.get(method, param, clock())
     }
 
     /// Keeps a result as its cache hints say (stateless era).
-    fn keep(&self, method: &str, param: &str, raw: &RawValue) {
+    pub(crate) fn keep(&self, method: &str, param: &str, raw: &RawValue) {
         if let Some((cache, clock)) = self.state.responses.get() {
             cache.put(method, param, raw, clock());
         }

@@ -161,6 +161,8 @@ pub struct ToolContext {
     rounds: Option<Arc<Rounds>>,
     /// A call that may become a task (tasks extension).
     task: Option<Arc<crate::tasks::TaskSlot>>,
+    /// The cache hints the handler chose for its result ([`ToolContext::cache_hints`]).
+    cache_hints: Arc<Mutex<Option<(u64, CacheScope)>>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -410,6 +412,43 @@ impl ToolContext {
     /// The task this call became, if it did.
     pub fn task_id(&self) -> Option<String> {
         self.task.as_ref().and_then(|s| s.task_id())
+    }
+
+    /// Chooses the cache hints of this one result: its `ttlMs` (how long a client may keep
+    /// it) and `cacheScope` (`Private`: only for this client's authorization; `Public`: for
+    /// anyone), instead of the server's ([`ServerBuilder::cache_hints`]) or the ones
+    /// registered for its URI ([`ServerBuilder::cache_hints_for`]). The last call before the
+    /// handler returns wins.
+    ///
+    /// Only the cacheable results a handler makes take them: a `resources/read` answered by a
+    /// resource or resource template handler, to a 2026-07-28 request. A handshake-era result
+    /// carries no cache hints (its schema has none), and neither do `tools/call` and
+    /// `prompts/get` results (not cacheable in any version): there this does nothing.
+    ///
+    /// ```
+    /// use mcp_service::Server;
+    /// use mcp_service::schema::{CacheScope, ResourceContents, ResourceTemplate};
+    /// use mcp_service::server::HandlerContext;
+    /// use std::collections::HashMap;
+    ///
+    /// let server = Server::builder("quotes", "1.0")
+    ///     // Everything else: kept a minute.
+    ///     .cache_hints(60_000, CacheScope::Public)
+    ///     .resource_template(
+    ///         ResourceTemplate::new("quote://{symbol}", "quote"),
+    ///         |uri: String, vars: HashMap<String, String>, cx: HandlerContext| async move {
+    ///             if vars.get("symbol").is_some_and(|s| s == "live") {
+    ///                 // This one changes all the time: ask again every time.
+    ///                 cx.cache_hints(0, CacheScope::Private);
+    ///             }
+    ///             Ok(vec![ResourceContents::text(uri, "42")])
+    ///         },
+    ///     )
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn cache_hints(&self, ttl_ms: u64, scope: CacheScope) {
+        *self.cache_hints.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttl_ms, scope));
     }
 
     /// How many `input_required` rounds this request went through before this run of its
@@ -678,6 +717,9 @@ struct Registry {
     resources: BTreeMap<String, Arc<ResourceEntry>>,
     templates: BTreeMap<String, Arc<TemplateEntry>>,
     prompts: BTreeMap<String, Arc<PromptEntry>>,
+    /// The skills served (skills extension), when it is declared.
+    #[cfg(feature = "skills")]
+    skills: Option<skills::SkillSet>,
 }
 
 /// A connection's entry in [`Inner::connections`], removed when this is dropped: when the
@@ -784,9 +826,6 @@ struct Inner {
     state_keys: Arc<RequestStateKeys>,
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
-    /// The skills extension's catalog, when skills are served.
-    #[cfg(feature = "skills")]
-    skills: Option<Arc<crate::skills::Catalog>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
     telemetry: Telemetry,
 }
@@ -821,9 +860,9 @@ pub struct ServerBuilder {
         crate::tasks::TaskOptions,
         Option<Arc<dyn crate::tasks::TaskStore>>,
     )>,
-    /// The skills to serve (skills extension), when any were given.
+    /// The skills to serve (skills extension).
     #[cfg(feature = "skills")]
-    skills: Option<Vec<crate::skills::Skill>>,
+    skills: skills::Setup,
     /// Extensions declared by the application (`capabilities.extensions`).
     extensions: Map<String, Value>,
     telemetry: Telemetry,
@@ -1219,7 +1258,7 @@ impl ServerBuilder {
             obj.insert("extensions".into(), Value::Object(extensions));
         }
         #[cfg(feature = "skills")]
-        let skills = skills::install(&mut self, &mut caps)?;
+        skills::install(&mut self, &mut caps)?;
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
         let state_keys = match self.state_keys {
@@ -1242,8 +1281,6 @@ impl ServerBuilder {
                 tasks: self
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
-                #[cfg(feature = "skills")]
-                skills,
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
@@ -1286,7 +1323,7 @@ impl Server {
             state_keys: None,
             tasks: None,
             #[cfg(feature = "skills")]
-            skills: None,
+            skills: skills::Setup::default(),
             extensions: Map::new(),
             telemetry: Telemetry::default(),
             error: None,
@@ -1701,6 +1738,16 @@ fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
     crate::raw::to_raw(v)
 }
 
+/// The error of `resources/read` for a URI the server does not serve, in `version`'s code.
+fn resource_not_found(uri: &str, version: ProtocolVersion) -> Error {
+    Error::new(ErrorKind::NotFound, format!("Resource not found: {uri}"))
+        .with_code(version.resource_not_found_code())
+        .with_data(
+            to_raw(&serde_json::json!({ "uri": uri }))
+                .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
+        )
+}
+
 /// Pagination: the cursor is an opaque token naming the next offset.
 fn page<T: Clone>(
     items: &[T],
@@ -1742,6 +1789,7 @@ impl Service for ServerService {
             streamed: Arc::new(Mutex::new(Streamed::default())),
             rounds: None,
             task: None,
+            cache_hints: Arc::new(Mutex::new(None)),
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();
@@ -1887,16 +1935,7 @@ impl Service for ServerService {
                     }
                 };
                 let Some((handler, vars)) = found else {
-                    let e = Error::new(
-                        ErrorKind::NotFound,
-                        format!("Resource not found: {}", q.uri),
-                    )
-                    .with_code(version.resource_not_found_code())
-                    .with_data(
-                        to_raw(&serde_json::json!({"uri": q.uri}))
-                            .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
-                    );
-                    return sync(Err(e));
+                    return sync(Err(resource_not_found(&q.uri, version)));
                 };
                 let (ttl_ms, cache_scope) = hints(&q.uri);
                 let mut hcx = hcx;
@@ -1904,8 +1943,15 @@ impl Service for ServerService {
                     return sync(Err(e));
                 }
                 let fut = handler(q.uri, vars, hcx.clone());
+                let chosen = hcx.cache_hints.clone();
                 hcx.rounds_of(async move {
                     let contents = fut.await?;
+                    // The handler's own hints for this result, over the registered ones.
+                    let chosen = *chosen.lock().unwrap_or_else(|e| e.into_inner());
+                    let (ttl_ms, cache_scope) = match chosen {
+                        Some((ttl, scope)) if stateless => (Some(ttl), Some(scope)),
+                        _ => (ttl_ms, cache_scope),
+                    };
                     to_raw(&ReadResourceResult {
                         contents,
                         ttl_ms,

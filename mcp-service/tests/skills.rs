@@ -4,8 +4,9 @@
 
 use mcp_proto::ProtocolVersion;
 use mcp_proto::session::Discovery;
+use mcp_service::client::ServerNotification;
 use mcp_service::memory::duplex;
-use mcp_service::schema::SkillResources;
+use mcp_service::schema::{CacheScope, SkillResources};
 use mcp_service::sim::Sim;
 use mcp_service::skills::{Skill, VerificationFailure, verification_error};
 use mcp_service::{Client, ClientOptions, ErrorKind, Runtime, Server};
@@ -431,4 +432,320 @@ fn registration_errors_surface_at_build() {
     let caps: Value = serde_json::from_str(srv.config().capabilities.get()).unwrap();
     assert!(caps["extensions"]["io.modelcontextprotocol/tasks"].is_object());
     assert!(caps["extensions"][EXT].is_object());
+}
+
+const TRIAGE: &str = "skill://triage/SKILL.md";
+const GUIDE: &str = "skill://triage/references/GUIDE.md";
+
+fn triage(body: &str, guide: &str) -> Skill {
+    Skill::new(format!(
+        "---\nname: triage\ndescription: Triage bug reports\n---\n{body}\n"
+    ))
+    .unwrap()
+    .file("references/GUIDE.md", guide)
+    .unwrap()
+}
+
+/// The next notification, as its method (and URI for `resources/updated`).
+async fn next_note(notes: &mut mcp_service::Notifications<ServerNotification>) -> String {
+    match notes.recv().await {
+        Some(ServerNotification::ResourcesListChanged) => "resources/list_changed".into(),
+        Some(ServerNotification::ResourceUpdated(u)) => format!("resources/updated {}", u.uri),
+        other => panic!("unexpected notification {other:?}"),
+    }
+}
+
+/// Lets anything in flight arrive (one round trip), then checks that no notification waits.
+async fn quiet(client: &Client, notes: &mut mcp_service::Notifications<ServerNotification>) {
+    client.request("resources/list", &json!({})).await.unwrap();
+    assert!(notes.try_next().is_none(), "no more notifications");
+}
+
+#[test]
+fn a_running_server_adds_replaces_and_removes_skills_and_clients_hear_of_it() {
+    for (options, version) in eras() {
+        let srv = Server::builder("live", "1")
+            .versions(&ProtocolVersion::ALL)
+            // Long-lived hints: what the client keeps must go when the server says so.
+            .cache_hints(3_600_000, CacheScope::Public)
+            .skills_extension()
+            .build();
+        let live = srv.clone();
+        run(&srv, options, |client| async move {
+            let srv = live;
+            let caps: Value =
+                serde_json::from_str(client.server_info().capabilities.get()).unwrap();
+            assert_eq!(caps["extensions"][EXT], json!({"directoryRead": true}));
+            assert!(client.list_skills().await.unwrap().is_empty());
+            let mut notes = client.notifications();
+            // In the 2026-07-28 era this returns once the listen stream is acknowledged.
+            let _updates = client.subscribe(GUIDE).await.unwrap();
+
+            // Added: the resource list changed, and the listing shows it (the empty page the
+            // client kept is gone).
+            srv.add_skill(triage("v1", "Label first.\n")).unwrap();
+            assert_eq!(next_note(&mut notes).await, "resources/list_changed");
+            quiet(&client, &mut notes).await;
+            let listed = client.list_skills().await.unwrap();
+            assert_eq!(listed.len(), 1);
+            assert_eq!(listed[0].uri, TRIAGE);
+            let v1 = client.get_skill(TRIAGE).await.unwrap();
+            let loaded = client.load_skill(&v1).await.unwrap();
+            assert_eq!(loaded.body(), "v1\n");
+            let e = srv.add_skill(triage("again", "x")).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DuplicateRegistration);
+
+            // Replaced: the list changed, and the file that changed is updated.
+            assert!(
+                srv.replace_skill(triage("v1", "Label, then assign.\n"))
+                    .unwrap()
+            );
+            assert_eq!(next_note(&mut notes).await, "resources/list_changed");
+            assert_eq!(
+                next_note(&mut notes).await,
+                format!("resources/updated {GUIDE}")
+            );
+            quiet(&client, &mut notes).await;
+            // The held entry is stale: its file fails verification...
+            let e = client
+                .read_skill_file(&loaded, "references/GUIDE.md")
+                .await
+                .unwrap_err();
+            assert!(matches!(
+                failure(&e),
+                VerificationFailure::DigestMismatch { .. }
+                    | VerificationFailure::SizeMismatch { .. }
+            ));
+            // ...and a fresh one (not the kept one) reads it.
+            let v2 = client.get_skill(TRIAGE).await.unwrap();
+            assert_ne!(v2, v1);
+            let loaded = client.load_skill(&v2).await.unwrap();
+            let guide = client
+                .read_skill_file(&loaded, "references/GUIDE.md")
+                .await
+                .unwrap();
+            assert_eq!(guide.text(), Some("Label, then assign.\n"));
+
+            // The same skill again: nothing changed, nothing said.
+            assert!(
+                srv.replace_skill(triage("v1", "Label, then assign.\n"))
+                    .unwrap()
+            );
+            quiet(&client, &mut notes).await;
+
+            // Removed: the list changed and the file is gone; reads of it are not found, in
+            // the version's code, even with the entry still held and the file read before.
+            assert!(srv.remove_skill(TRIAGE));
+            assert_eq!(next_note(&mut notes).await, "resources/list_changed");
+            assert_eq!(
+                next_note(&mut notes).await,
+                format!("resources/updated {GUIDE}")
+            );
+            quiet(&client, &mut notes).await;
+            let e = client
+                .read_skill_file(&loaded, "references/GUIDE.md")
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), version.resource_not_found_code(), "{e}");
+            let e = client.get_skill(TRIAGE).await.unwrap_err();
+            assert_eq!(e.code(), -32602, "{e}");
+            let e = client.read_directory("skill://triage").await.unwrap_err();
+            assert_eq!(e.code(), -32602, "{e}");
+            assert!(client.list_skills().await.unwrap().is_empty());
+            let resources = client.list_resources().await.unwrap();
+            assert!(resources.is_empty(), "{resources:?}");
+            assert!(!srv.remove_skill(TRIAGE), "already gone");
+            quiet(&client, &mut notes).await;
+        });
+    }
+}
+
+fn write_skill(root: &std::path::Path, name: &str, body: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: The {name} skill\n---\n{body}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn reloading_serves_what_the_skills_folder_holds_now() {
+    let folder = skills_folder();
+    let srv = Server::builder("dir", "1")
+        .versions(&ProtocolVersion::ALL)
+        .skill(pdf_skill())
+        .skills_dir(&folder)
+        .build();
+    let live = srv.clone();
+    let (options, _) = eras().into_iter().nth(1).unwrap();
+    let root = folder.clone();
+    run(&srv, options, |client| async move {
+        let srv = live;
+        let uris = |skills: Vec<mcp_service::schema::SkillEntry>| -> Vec<String> {
+            skills.into_iter().map(|s| s.uri).collect()
+        };
+        let mut notes = client.notifications();
+        client
+            .subscribe("skill://release-notes/examples/one.md")
+            .await
+            .unwrap();
+
+        // Nothing changed on disk: nothing changes, nothing is said.
+        assert!(srv.reload_skills().unwrap().is_empty());
+        quiet(&client, &mut notes).await;
+
+        // A new folder, a changed file.
+        write_skill(&root, "changelog", "Keep a changelog.");
+        std::fs::write(
+            root.join("release-notes/examples/one.md"),
+            "- Fixed two bugs.\n",
+        )
+        .unwrap();
+        let changes = srv.reload_skills().unwrap();
+        assert_eq!(changes.added, ["skill://changelog/SKILL.md"]);
+        assert_eq!(changes.replaced, ["skill://release-notes/SKILL.md"]);
+        assert!(changes.removed.is_empty());
+        assert_eq!(next_note(&mut notes).await, "resources/list_changed");
+        assert_eq!(
+            next_note(&mut notes).await,
+            "resources/updated skill://release-notes/examples/one.md"
+        );
+        quiet(&client, &mut notes).await;
+        assert_eq!(
+            uris(client.list_skills().await.unwrap()),
+            [
+                "skill://changelog/SKILL.md",
+                PDF,
+                "skill://release-notes/SKILL.md"
+            ]
+        );
+        let entry = client
+            .get_skill("skill://release-notes/SKILL.md")
+            .await
+            .unwrap();
+        let loaded = client.load_skill(&entry).await.unwrap();
+        let f = client
+            .read_skill_file(&loaded, "examples/one.md")
+            .await
+            .unwrap();
+        assert_eq!(f.text(), Some("- Fixed two bugs.\n"));
+
+        // An invalid folder, or one at the URI of a skill given in code: nothing changes.
+        std::fs::create_dir_all(root.join("broken")).unwrap();
+        std::fs::write(root.join("broken/SKILL.md"), "no frontmatter\n").unwrap();
+        assert_eq!(
+            srv.reload_skills().unwrap_err().kind(),
+            ErrorKind::InvalidParams
+        );
+        std::fs::remove_dir_all(root.join("broken")).unwrap();
+        write_skill(&root, "pdf-processing", "Another one.");
+        assert_eq!(
+            srv.reload_skills().unwrap_err().kind(),
+            ErrorKind::DuplicateRegistration
+        );
+        std::fs::remove_dir_all(root.join("pdf-processing")).unwrap();
+        quiet(&client, &mut notes).await;
+        assert_eq!(client.list_skills().await.unwrap().len(), 3);
+
+        // A folder gone; the skill given in code stays, its files still served.
+        std::fs::remove_dir_all(root.join("changelog")).unwrap();
+        let changes = srv.reload_skills().unwrap();
+        assert_eq!(changes.removed, ["skill://changelog/SKILL.md"]);
+        assert!(changes.added.is_empty() && changes.replaced.is_empty());
+        assert_eq!(next_note(&mut notes).await, "resources/list_changed");
+        quiet(&client, &mut notes).await;
+        assert_eq!(
+            uris(client.list_skills().await.unwrap()),
+            [PDF, "skill://release-notes/SKILL.md"]
+        );
+        assert!(client.read_resource(FORMS).await.is_ok());
+        let e = client
+            .read_resource("skill://changelog/SKILL.md")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), -32602);
+    });
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn the_skills_are_bounded_and_changes_checked() {
+    // Over the bound at build, from code or from a folder.
+    let e = Server::builder("s", "1")
+        .max_skills(1)
+        .skill(pdf_skill())
+        .skill(pdf_skill().under("acme").unwrap())
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded);
+    let folder = skills_folder();
+    write_skill(&folder, "changelog", "Keep a changelog.");
+    let e = Server::builder("s", "1")
+        .max_skills(1)
+        .skills_dir(&folder)
+        .try_build()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded);
+
+    // At runtime: over the bound, a file at an application resource's URI, a skill twice.
+    let srv = Server::builder("s", "1")
+        .max_skills(2)
+        .resource(
+            mcp_service::schema::Resource::new(GUIDE, "guide"),
+            |uri, _cx| async move {
+                Ok(vec![mcp_service::schema::ResourceContents::text(
+                    uri, "app",
+                )])
+            },
+        )
+        .skills_dir(&folder)
+        .build();
+    let e = srv.add_skill(pdf_skill()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded);
+    assert!(srv.remove_skill("skill://changelog/SKILL.md"));
+    let e = srv.add_skill(triage("v1", "x")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DuplicateRegistration);
+    srv.add_skill(pdf_skill()).unwrap();
+    // A reload over the bound changes nothing (the folder's two and the one in code).
+    assert_eq!(
+        srv.reload_skills().unwrap_err().kind(),
+        ErrorKind::LimitExceeded
+    );
+    let (options, _) = eras().into_iter().nth(1).unwrap();
+    run(&srv, options, |client| async move {
+        let uris: Vec<String> = client
+            .list_skills()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.uri)
+            .collect();
+        assert_eq!(uris, [PDF, "skill://release-notes/SKILL.md"]);
+        // The application's resource is untouched.
+        let r = client.read_resource(GUIDE).await.unwrap();
+        assert!(
+            matches!(&r.contents[0], mcp_service::schema::ResourceContents::Text(t) if t.text == "app")
+        );
+    });
+    // Per skill: at most 512 files.
+    let mut big = Skill::new("---\nname: big\ndescription: Many files\n---\n").unwrap();
+    for i in 1..512 {
+        big = big.file(&format!("f{i}.txt"), "x").unwrap();
+    }
+    assert_eq!(
+        big.file("one-more.txt", "x").unwrap_err().kind(),
+        ErrorKind::LimitExceeded
+    );
+
+    // Without the extension there is nothing to change.
+    let plain = Server::builder("p", "1").build();
+    assert_eq!(
+        plain.add_skill(pdf_skill()).unwrap_err().kind(),
+        ErrorKind::InvalidParams
+    );
+    assert!(!plain.remove_skill(PDF));
+    assert!(plain.reload_skills().is_err());
+    let _ = std::fs::remove_dir_all(&folder);
 }

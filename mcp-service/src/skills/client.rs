@@ -308,25 +308,45 @@ fn frontmatter_difference(
 }
 
 impl Client {
+    /// `method` with `params`, answered from the response cache when it holds a fresh result
+    /// under `key`, kept there as the result's cache hints say otherwise (2026-07-28).
+    async fn cacheable<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        key: &str,
+        params: &impl serde::Serialize,
+    ) -> Result<T, Error> {
+        if let Some(hit) = self.cached(method, key) {
+            return crate::peer::parse_result(&hit);
+        }
+        let raw = self.request(method, params).await?;
+        self.keep(method, key, &raw);
+        crate::peer::parse_result(&raw)
+    }
+
     /// `skills/list`, every page (skills extension, feature `skills`): the skills the server
     /// serves, as entries. No skill file is read. The listing may be empty or partial.
+    ///
+    /// In the 2026-07-28 era, pages are kept in the client's response cache for their
+    /// `ttlMs` (see [`crate::cache`]); a `notifications/resources/list_changed` (what a
+    /// server says when its skills change: skill files are resources) drops them, and the
+    /// entries of [`get_skill`](Self::get_skill).
     pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, Error> {
         all_pages(SKILLS_LIST, |cursor| async move {
-            let page: ListSkillsResult = self
-                .request(SKILLS_LIST, &PaginatedRequestParams { cursor, meta: None })
-                .typed()
-                .await?;
+            let key = cursor.clone().unwrap_or_default();
+            let params = PaginatedRequestParams { cursor, meta: None };
+            let page: ListSkillsResult = self.cacheable(SKILLS_LIST, &key, &params).await?;
             Ok((page.skills, page.next_cursor))
         })
         .await
     }
 
     /// `skills/get` (skills extension): the entry of the skill whose `SKILL.md` is at `uri`,
-    /// listed or not (`InvalidParams` when the server serves no such skill).
+    /// listed or not (`InvalidParams` when the server serves no such skill). Cached as
+    /// [`list_skills`](Self::list_skills)' pages are.
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, Error> {
         let r: GetSkillResult = self
-            .request(SKILLS_GET, &GetSkillRequestParams::new(uri))
-            .typed()
+            .cacheable(SKILLS_GET, uri, &GetSkillRequestParams::new(uri))
             .await?;
         Ok(r.skill)
     }

@@ -28,7 +28,36 @@
 //! The listing's entries carry the frontmatter verbatim (as JSON) and every file's SHA-256
 //! digest and size; `SKILL.md` resources have `mimeType: text/markdown` and the frontmatter's
 //! `name` and `description`. A skill may not exceed [`MAX_RESOURCES_PER_SKILL`] files or
-//! [`MAX_SKILL_BYTES`] bytes. Skills are fixed when the server is built.
+//! [`MAX_SKILL_BYTES`] bytes, and a server serves at most
+//! [`max_skills`](crate::ServerBuilder::max_skills) skills ([`DEFAULT_MAX_SKILLS`] unless set).
+//!
+//! **Changing skills at runtime.** A running server adds, replaces and removes skills
+//! ([`Server::add_skill`](crate::Server::add_skill),
+//! [`Server::replace_skill`](crate::Server::replace_skill),
+//! [`Server::remove_skill`](crate::Server::remove_skill)) and re-reads the folders given to
+//! [`skills_dir`](crate::ServerBuilder::skills_dir)
+//! ([`Server::reload_skills`](crate::Server::reload_skills)). The extension defines no
+//! notification of its own: skill files are resources, so connected clients are told with
+//! `notifications/resources/list_changed` (handshake-era connections, and the 2026-07-28
+//! `subscriptions/listen` streams that asked for resource list changes), and the clients
+//! subscribed to a file that changed or went away with `notifications/resources/updated`. A
+//! skill removed while a read of one of its files is under way answers that read with the
+//! ordinary resource-not-found error (`-32602`; `-32002` before 2026-07-28), as `skills/get`
+//! answers `-32602` for it.
+//!
+//! ```
+//! use mcp_service::Server;
+//! use mcp_service::skills::Skill;
+//!
+//! // Declared with no skill yet: skills come and go while the server runs.
+//! let server = Server::builder("docs", "1.0").skills_extension().build();
+//! let v1 = Skill::new("---\nname: triage\ndescription: Triage bug reports\n---\nv1\n")?;
+//! server.add_skill(v1)?;
+//! let v2 = Skill::new("---\nname: triage\ndescription: Triage bug reports\n---\nv2\n")?;
+//! assert!(server.replace_skill(v2)?, "there was one to replace");
+//! assert!(server.remove_skill("skill://triage/SKILL.md"));
+//! # Ok::<(), mcp_service::Error>(())
+//! ```
 //!
 //! **Using.** On the client, [`Client::list_skills`](crate::Client::list_skills) and
 //! [`Client::get_skill`](crate::Client::get_skill) give entries without reading any file (a
@@ -56,6 +85,30 @@ pub use client::{
     LoadedSkill, SkillFile, VerificationError, VerificationFailure, verification_error,
 };
 pub use mcp_proto::schema::skills::{EXTENSION_ID, MAX_RESOURCES_PER_SKILL, MAX_SKILL_BYTES};
+
+/// How many skills a server serves at most, unless
+/// [`ServerBuilder::max_skills`](crate::ServerBuilder::max_skills) says otherwise.
+pub const DEFAULT_MAX_SKILLS: usize = 1024;
+
+/// What a change to a running server's skills did, by the URI of each skill's `SKILL.md`
+/// ([`Server::reload_skills`](crate::Server::reload_skills)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SkillChanges {
+    /// Skills served now that were not before.
+    pub added: Vec<String>,
+    /// Skills no longer served.
+    pub removed: Vec<String>,
+    /// Skills still served, with other files or contents.
+    pub replaced: Vec<String>,
+}
+
+impl SkillChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.replaced.is_empty()
+    }
+}
 
 /// The largest frontmatter block parsed (a `SKILL.md`'s YAML, on either end).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
@@ -117,6 +170,25 @@ pub fn digest_of(bytes: &[u8]) -> String {
 pub(crate) struct FileData {
     pub(crate) bytes: Arc<[u8]>,
     pub(crate) mime_type: String,
+    /// [`digest_of`] the bytes, computed once (a catalog is rebuilt on every change).
+    pub(crate) digest: Arc<str>,
+}
+
+impl FileData {
+    pub(crate) fn new(bytes: Vec<u8>, mime_type: String) -> Self {
+        FileData {
+            digest: digest_of(&bytes).into(),
+            bytes: bytes.into(),
+            mime_type,
+        }
+    }
+
+    /// Whether the two are the same file (bytes, by digest, and MIME type).
+    pub(crate) fn same(&self, other: &FileData) -> bool {
+        self.digest == other.digest
+            && self.bytes.len() == other.bytes.len()
+            && self.mime_type == other.mime_type
+    }
 }
 
 /// A skill to serve: its `SKILL.md`, parsed frontmatter and files, by path within the skill.
@@ -182,10 +254,7 @@ impl Skill {
         };
         skill.insert(
             SKILL_MD,
-            FileData {
-                bytes: Arc::from(text.into_bytes()),
-                mime_type: SKILL_MD_MIME_TYPE.into(),
-            },
+            FileData::new(text.into_bytes(), SKILL_MD_MIME_TYPE.into()),
         )?;
         Ok(skill)
     }
@@ -248,13 +317,7 @@ impl Skill {
                 self.name
             )));
         }
-        self.insert(
-            path,
-            FileData {
-                bytes: Arc::from(contents.into()),
-                mime_type: mime_type.into(),
-            },
-        )?;
+        self.insert(path, FileData::new(contents.into(), mime_type.into()))?;
         Ok(self)
     }
 
@@ -397,6 +460,17 @@ impl Skill {
         self.files.keys().map(String::as_str)
     }
 
+    /// Whether the two serve the same files with the same contents and MIME types.
+    pub(crate) fn same_files(&self, other: &Skill) -> bool {
+        self.path == other.path
+            && self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|((p, a), (q, b))| p == q && a.same(b))
+    }
+
     /// The URI of the file at `path` (relative to the skill's root).
     fn file_uri(&self, path: &str) -> String {
         let mut uri = format!("{SKILL_SCHEME}://{}", self.path);
@@ -417,7 +491,7 @@ impl Skill {
                     .iter()
                     .map(|(path, f)| SkillResource {
                         uri: self.file_uri(path),
-                        digest: digest_of(&f.bytes),
+                        digest: f.digest.to_string(),
                         size: Some(f.bytes.len() as u64),
                     })
                     .collect(),
@@ -448,7 +522,12 @@ impl Skill {
 /// Reads every skill in `root`: each subdirectory with a `SKILL.md` is one
 /// ([`Skill::from_dir`]); other entries are left out. Sorted by name.
 pub fn load_dir(root: impl AsRef<Path>) -> Result<Vec<Skill>, Error> {
-    let root = root.as_ref();
+    load_dir_at_most(root.as_ref(), usize::MAX)
+}
+
+/// [`load_dir`], `LimitExceeded` (before any skill is read) when `root` holds more than `max`
+/// skill folders.
+pub(crate) fn load_dir_at_most(root: &Path, max: usize) -> Result<Vec<Skill>, Error> {
     let io = |e: std::io::Error| {
         Error::new(ErrorKind::InvalidParams, format!("{}: {e}", root.display())).with_source(e)
     };
@@ -456,6 +535,12 @@ pub fn load_dir(root: impl AsRef<Path>) -> Result<Vec<Skill>, Error> {
     for entry in std::fs::read_dir(root).map_err(io)? {
         let path = entry.map_err(io)?.path();
         if path.join(SKILL_MD).is_file() {
+            if dirs.len() >= max {
+                return Err(Error::new(
+                    ErrorKind::LimitExceeded,
+                    format!("{}: more than {max} skills", root.display()),
+                ));
+            }
             dirs.push(path);
         } else if path.is_dir() {
             tracing::debug!(target: "mcp", dir = %path.display(), "no SKILL.md: not a skill");
@@ -509,6 +594,7 @@ fn guess_mime_type(path: &str, bytes: &[u8]) -> String {
 }
 
 /// What a server serves of its skills: the entries, and the directories and their children.
+#[derive(Default)]
 pub(crate) struct Catalog {
     /// Sorted by URI.
     entries: Vec<SkillEntry>,
@@ -525,11 +611,13 @@ pub(crate) struct Served {
 
 impl Catalog {
     /// The catalog of `skills` and the files to serve (a file two nested skills share, once).
-    pub(crate) fn build(skills: &[Skill]) -> Result<(Catalog, Vec<Served>), Error> {
-        let mut entries = Vec::with_capacity(skills.len());
+    pub(crate) fn build<'a>(
+        skills: impl IntoIterator<Item = &'a Skill>,
+    ) -> Result<(Catalog, Vec<Served>), Error> {
+        let mut sorted: Vec<&Skill> = skills.into_iter().collect();
+        let mut entries = Vec::with_capacity(sorted.len());
         let mut by_uri = HashMap::new();
         let mut files: BTreeMap<String, Served> = BTreeMap::new();
-        let mut sorted: Vec<&Skill> = skills.iter().collect();
         sorted.sort_by_key(|s| s.uri());
         for skill in sorted {
             let entry = skill.entry();
@@ -543,7 +631,7 @@ impl Catalog {
             for (path, data) in &skill.files {
                 let resource = skill.resource(path, data);
                 match files.get_mut(&resource.uri) {
-                    Some(other) if other.data.bytes != data.bytes => {
+                    Some(other) if other.data.digest != data.digest => {
                         return Err(Error::new(
                             ErrorKind::DuplicateRegistration,
                             format!(

@@ -296,18 +296,12 @@ fn file_names_are_percent_encoded_in_uris() {
 
 #[test]
 fn contents_are_text_or_base64() {
-    let text = FileData {
-        bytes: Arc::from(&b"hi"[..]),
-        mime_type: "text/plain".into(),
-    };
+    let text = FileData::new(b"hi".to_vec(), "text/plain".into());
     assert_eq!(
         serde_json::to_value(contents_of("u".into(), &text)).unwrap(),
         json!({"uri": "u", "mimeType": "text/plain", "text": "hi"})
     );
-    let blob = FileData {
-        bytes: Arc::from(&[0xffu8, 0][..]),
-        mime_type: "application/octet-stream".into(),
-    };
+    let blob = FileData::new(vec![0xff, 0], "application/octet-stream".into());
     assert_eq!(
         serde_json::to_value(contents_of("u".into(), &blob)).unwrap()["blob"],
         "/wA="
