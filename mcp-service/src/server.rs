@@ -161,8 +161,9 @@ pub struct ToolContext {
     rounds: Option<Arc<Rounds>>,
     /// A call that may become a task (tasks extension).
     task: Option<Arc<crate::tasks::TaskSlot>>,
-    /// The cache hints the handler chose for its result ([`ToolContext::cache_hints`]).
-    cache_hints: Arc<Mutex<Option<(u64, CacheScope)>>>,
+    /// The cache hints the handler chose for its result ([`ToolContext::cache_hints`]); only
+    /// a request whose result takes them has the slot (no allocation for the others).
+    cache_hints: Option<Arc<Mutex<Option<(u64, CacheScope)>>>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -448,7 +449,9 @@ impl ToolContext {
     /// # let _ = server;
     /// ```
     pub fn cache_hints(&self, ttl_ms: u64, scope: CacheScope) {
-        *self.cache_hints.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttl_ms, scope));
+        if let Some(slot) = &self.cache_hints {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttl_ms, scope));
+        }
     }
 
     /// How many `input_required` rounds this request went through before this run of its
@@ -1789,7 +1792,7 @@ impl Service for ServerService {
             streamed: Arc::new(Mutex::new(Streamed::default())),
             rounds: None,
             task: None,
-            cache_hints: Arc::new(Mutex::new(None)),
+            cache_hints: None,
         };
         if let Some(auth) = &inner.authorizer {
             let info = hcx.peer().info();
@@ -1942,8 +1945,9 @@ impl Service for ServerService {
                 if let Err(e) = hcx.start_rounds("resources/read", &q.uri, None, p) {
                     return sync(Err(e));
                 }
+                let chosen = Arc::new(Mutex::new(None));
+                hcx.cache_hints = Some(chosen.clone());
                 let fut = handler(q.uri, vars, hcx.clone());
-                let chosen = hcx.cache_hints.clone();
                 hcx.rounds_of(async move {
                     let contents = fut.await?;
                     // The handler's own hints for this result, over the registered ones.
