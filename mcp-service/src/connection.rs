@@ -159,6 +159,10 @@ fn read_stop(budget: usize) -> usize {
 const HELD_INPUT: usize = 64 * 1024;
 /// Iterations of the loop before yielding to the executor.
 const BUDGET: usize = 64;
+/// Inbound messages handed out before the connection yields once: the tasks they woke (the
+/// callers of answered requests, new handlers) run and their output is written while the
+/// rest of a read waits, so the peer gets work back before the whole read is dispatched.
+const DISPATCH_SLICE: usize = 8;
 
 /// The error of a failed write: the peer closing its end is the transport closing, not a
 /// fault of it.
@@ -209,6 +213,8 @@ pub struct Connection<R: Runtime> {
     /// The session ended with output still unwritten: when the connection stops waiting for
     /// the peer to read it (the session's close timeout after the end).
     flush_deadline: Option<Instant>,
+    /// Inbound messages handed out since the connection last yielded (see [`DISPATCH_SLICE`]).
+    dispatched: usize,
     /// Input read while the peer did not read, not yet handed to the session.
     held: Vec<u8>,
 }
@@ -279,6 +285,7 @@ pub fn connection<R: Runtime>(
         finished: false,
         peer: peer.clone(),
         flush_deadline: None,
+        dispatched: 0,
         held: Vec::new(),
     };
     (peer, conn, ready_rx)
@@ -453,8 +460,9 @@ impl<R: Runtime> Connection<R> {
     }
 
     fn poll_read(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
-        if self.read_parked {
-            return false; // parked until woken
+        if self.read_parked || self.session.events_ready() > 0 {
+            // Parked until woken, or what was read is not all handed out yet.
+            return false;
         }
         if self.out.len() - self.out_pos >= read_stop(self.peer.output_budget()) {
             // Backpressure: the peer is not reading.
@@ -574,10 +582,15 @@ impl<R: Runtime> Connection<R> {
         Some(now)
     }
 
+    /// Hands the session's events out, up to the slice of this turn.
     fn drain_events(&mut self, now: Instant) -> bool {
         let mut any = false;
-        while let Some(e) = self.session.poll_event() {
+        while self.dispatched < DISPATCH_SLICE {
+            let Some(e) = self.session.poll_event() else {
+                break;
+            };
             any = true;
+            self.dispatched += 1;
             self.dispatcher.on_event(e, now, &mut self.handlers, ());
         }
         any
@@ -593,6 +606,7 @@ impl<R: Runtime> Future for Connection<R> {
             return Poll::Ready(Ok(()));
         }
         this.read_parked = false;
+        this.dispatched = 0;
         // One clock read per wake-up, refreshed where time may have passed: after handlers ran
         // (their durations are measured) and every few rounds of a busy loop.
         let mut now = this.rt.now();
@@ -668,7 +682,7 @@ impl<R: Runtime> Future for Connection<R> {
                     Some(e) => Err(e),
                 });
             }
-            if spawned {
+            if spawned || this.dispatched >= DISPATCH_SLICE {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }

@@ -163,8 +163,11 @@ pub struct ToolContext {
     task: Option<Arc<crate::tasks::TaskSlot>>,
     /// The cache hints the handler chose for its result ([`ToolContext::cache_hints`]); only
     /// a request whose result takes them has the slot (no allocation for the others).
-    cache_hints: Option<Arc<Mutex<Option<(u64, CacheScope)>>>>,
+    cache_hints: Option<HintSlot>,
 }
+
+/// Where a handler's [`ToolContext::cache_hints`] are kept for its result.
+type HintSlot = Arc<Mutex<Option<(u64, CacheScope)>>>;
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -251,6 +251,13 @@ impl Session {
 
     // ----------------------------------------------------------------- outputs
 
+    /// How many events [`poll_event`](Self::poll_event) has ready now. A driver that hands
+    /// events out in slices (to let the work they start overlap with the rest) reads no more
+    /// input while some are waiting, so the queue stays bounded by one read.
+    pub fn events_ready(&self) -> usize {
+        self.events.len()
+    }
+
     /// The next event.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
