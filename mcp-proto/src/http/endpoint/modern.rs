@@ -169,6 +169,7 @@ impl Endpoint {
             // A listen stream is an SSE reply held open, whatever the reply mode: its head is
             // known at once.
             entry.listen = true;
+            entry.keep_alive = self.config.listen_keep_alive.map(|d| now + d);
             self.listening += 1;
             let (l, conn) = self.open_post_as(&mut entry, sid, c, false, false);
             entry.session.handle_message(now, body);
