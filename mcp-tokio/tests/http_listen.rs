@@ -311,3 +311,90 @@ async fn our_stateless_client_subscribes_over_http() {
     client.shutdown().await;
     eventually(|| srv.connection_count() == 0).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builder_sets_the_http_listen_limits_and_keep_alive() {
+    let srv = Server::builder("listen-http-limits", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tool(
+            Tool::new("noop", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("ok")) },
+        )
+        .max_listen_streams(1)
+        .listen_keep_alive(Some(mcp_proto::Duration::from_millis(50)))
+        .build();
+    // The endpoint's own config says 1000 streams and 20 s: the builder wins.
+    let port = serve(srv.clone(), |c| c).await;
+    let mut first = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    assert_eq!(
+        first.next().await["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let mut second = Listen::open(port, json!(2), json!({"toolsListChanged": true})).await;
+    assert_eq!(second.status, 503);
+    while !second.buf.contains("too many subscriptions/listen streams") {
+        assert!(second.read().await > 0, "{}", second.buf);
+    }
+    // Silent: keep-alive comments arrive, and the stream still carries what it asked for.
+    while !first.buf.contains(": keep-alive\n\n") {
+        assert!(first.read().await > 0, "the stream ended");
+    }
+    add_tool(&srv, "t1");
+    assert_eq!(
+        first.next().await["method"],
+        "notifications/tools/list_changed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_the_engine_down_answers_open_listen_streams_over_http() {
+    use mcp_service::hyper_server::{HyperService, serve_connection};
+    let srv = server();
+    let engine = srv.http_service(
+        TokioRuntime::current(),
+        EndpointConfig::new(srv.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
+    );
+    let handle = engine.handle();
+    let stopped = tokio::spawn(engine);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let service = HyperService::new(handle.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, addr)) = listener.accept().await {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            tokio::spawn(serve_connection(
+                TokioRuntime::current(),
+                service.clone(),
+                io,
+                addr,
+            ));
+        }
+    });
+    let mut a = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    let mut b = Listen::open(port, json!("b"), json!({"promptsListChanged": true})).await;
+    for l in [&mut a, &mut b] {
+        assert_eq!(
+            l.next().await["method"],
+            "notifications/subscriptions/acknowledged"
+        );
+    }
+    handle.shut_down();
+    for (l, id) in [(&mut a, json!(1)), (&mut b, json!("b"))] {
+        let end = l.next().await;
+        assert_eq!(end["id"], id, "{end}");
+        assert_eq!(end["result"]["resultType"], "complete");
+        assert_eq!(end["result"]["_meta"][SUB], id);
+        // The reply ends (its last chunk), rather than being cut.
+        while !l.buf.contains("0\r\n\r\n") {
+            assert!(l.read().await > 0, "cut: {}", l.buf);
+        }
+    }
+    // The engine completes although handles remain, and nothing new is taken.
+    tokio::time::timeout(Duration::from_secs(10), stopped)
+        .await
+        .expect("the engine stops")
+        .unwrap();
+    let late = Listen::open(port, json!(3), json!({"toolsListChanged": true})).await;
+    assert_eq!(late.status, 503);
+    assert_eq!(srv.connection_count(), 0);
+}
