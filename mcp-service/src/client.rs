@@ -370,6 +370,12 @@ impl Service for ClientService {
                 (listen::ACKNOWLEDGED, None) => return,
                 // A stream that was replaced: the one after it says the same from now on.
                 (_, Some(id)) if !l.delivers(&id) => return,
+                // A followed task changed: its follower polls at once.
+                (mcp_proto::schema::tasks::extension::NOTIFICATION_TASKS, Some(_)) => {
+                    if let Some(task_id) = listen::task_id(params) {
+                        l.on_task(&task_id);
+                    }
+                }
                 _ => {}
             }
         }
@@ -529,6 +535,7 @@ impl Client {
                 sleep: Arc::new(move |at| sleep_rt.sleep_until(at)),
                 spawn: Arc::new(move |f| spawn_rt.spawn(f)),
                 default_timeout,
+                watch: None,
             });
             let caches = Arc::downgrade(&state);
             let forget = Box::new(move || {
@@ -536,11 +543,11 @@ impl Client {
                     *lock(&s.caches) = Caches::default();
                 }
             });
-            let _ = state.listen.set(listen::Listen::new(
-                peer.clone(),
-                Arc::new(rt.clone()),
-                forget,
-            ));
+            let l = listen::Listen::new(peer.clone(), Arc::new(rt.clone()), forget);
+            if let Some(r) = rounds.as_mut() {
+                r.watch = Some(Arc::new(l.clone()) as Arc<dyn crate::mrtr::TaskWatch>);
+            }
+            let _ = state.listen.set(l);
         }
         Ok(Client {
             rounds,

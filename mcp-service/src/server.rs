@@ -1286,7 +1286,7 @@ impl ServerBuilder {
             Some(k) => k,
             None => RequestStateKeys::random(&self.info.name)?,
         };
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(Inner {
                 config: self.config,
                 registry: RwLock::new(self.registry),
@@ -1308,7 +1308,27 @@ impl ServerBuilder {
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
-        })
+        };
+        if let Some(tasks) = &server.inner.tasks {
+            // Status changes go to the listen streams following the task (held weakly: the
+            // tasks live as long as the server).
+            let inner = Arc::downgrade(&server.inner);
+            let _ = tasks.announcer.set(Box::new(move |task| {
+                let Some(inner) = inner.upgrade() else {
+                    return;
+                };
+                let mut task = task.clone();
+                task.result_type = None;
+                task.meta = None;
+                if let Ok(text) = serde_json::to_string(&task) {
+                    Server { inner }.publish(&Change::TaskStatus {
+                        task_id: task.task_id,
+                        task: text,
+                    });
+                }
+            }));
+        }
+        Ok(server)
     }
 
     /// Finishes the server.
