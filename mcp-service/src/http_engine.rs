@@ -101,6 +101,8 @@ impl Drop for SseStream {
     }
 }
 
+// Nearly every message is a request; boxing its parts would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 enum Msg {
     Request {
         parts: http::request::Parts,

@@ -1004,7 +1004,7 @@ impl ServerBuilder {
 
     /// Sets the most `subscriptions/listen` streams the HTTP endpoint holds open at once, for
     /// all clients together (default 1000, [`EndpointConfig::max_listen_streams`]; it wins
-    /// over the config passed to [`Server::http_service`]). One more is answered
+    /// over the config passed to `Server::http_service`). One more is answered
     /// `503 Service Unavailable` with a JSON-RPC error body ("too many subscriptions/listen
     /// streams open"); our client tries again later.
     ///
@@ -1017,7 +1017,7 @@ impl ServerBuilder {
     /// Sets how long a `subscriptions/listen` stream over HTTP may stay silent before it gets
     /// an SSE keep-alive comment (default 20 s; `None` for none), so that proxies that cut idle
     /// connections leave it open ([`EndpointConfig::listen_keep_alive`]; it wins over the
-    /// config passed to [`Server::http_service`]). Byte streams need none.
+    /// config passed to `Server::http_service`). Byte streams need none.
     ///
     /// [`EndpointConfig::listen_keep_alive`]: mcp_proto::http::EndpointConfig::listen_keep_alive
     pub fn listen_keep_alive(mut self, interval: Option<Duration>) -> Self {
@@ -1492,7 +1492,7 @@ impl Server {
     /// is answered with its final result (`SubscriptionsListenResult`, the revision's graceful
     /// end: the client knows the server ended it) rather than cut. Over a byte stream the
     /// connection then ends; over HTTP each session does (to refuse new requests as well,
-    /// shut the engine down: [`HttpHandle::shut_down`](crate::http_engine::HttpHandle::shut_down)).
+    /// shut the engine down: `HttpHandle::shut_down`, feature `http-server`).
     /// Connections opened afterwards are served as usual.
     pub fn shut_down(&self) {
         let conns: Vec<Arc<ConnState>> = self
