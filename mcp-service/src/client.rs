@@ -451,7 +451,7 @@ pub struct Client {
     state: Arc<ClientState>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
     /// Stateless era: how calls answer `input_required`.
-    rounds: Option<crate::mrtr::ClientRounds>,
+    rounds: Option<Arc<crate::mrtr::ClientRounds>>,
     /// Resolves when the connection task has ended (its transport closed and flushed).
     ended: futures_util::future::Shared<oneshot::Receiver<()>>,
     _guard: Arc<Guard>,
@@ -550,7 +550,7 @@ impl Client {
             let _ = state.listen.set(l);
         }
         Ok(Client {
-            rounds,
+            rounds: rounds.map(Arc::new),
             ended: futures_util::FutureExt::shared(ended_rx),
             _guard: guard,
             peer,
@@ -710,7 +710,7 @@ impl Client {
         };
         ToolCall {
             request: self.peer.request_with("tools/call", &params),
-            rounds: self.rounds.clone(),
+            rounds: self.rounds.as_deref().cloned(),
         }
     }
 
@@ -899,7 +899,7 @@ impl Client {
     async fn with_rounds(&self, request: Request) -> Result<Box<RawValue>, Error> {
         match &self.rounds {
             None => request.await,
-            Some(rounds) => rounds.clone().run(request).await,
+            Some(rounds) => crate::mrtr::ClientRounds::clone(rounds).run(request).await,
         }
     }
 
