@@ -587,3 +587,130 @@ fn over_http_refusals_keep_their_status() {
     assert_eq!(v["error"]["code"], -32601);
     assert_eq!(ep.stats().sessions, 0);
 }
+
+/// Everything stream `body` has for now, raw (comments included), and whether it ended.
+fn pull_raw(ep: &mut Endpoint, body: &Body) -> (Vec<u8>, bool) {
+    let id = body.stream().unwrap();
+    let mut out = Vec::new();
+    let closed = loop {
+        match ep.poll_stream(id, &mut out) {
+            StreamPoll::Data(_) => {}
+            StreamPoll::Pending => break false,
+            _ => break true,
+        }
+    };
+    (out, closed)
+}
+
+#[test]
+fn over_http_a_silent_listen_stream_gets_keep_alive_comments() {
+    let every = Duration::from_secs(20);
+    assert_eq!(
+        EndpointConfig::new(config(CAPS)).listen_keep_alive,
+        Some(mcp_proto::http::DEFAULT_LISTEN_KEEP_ALIVE)
+    );
+    assert_eq!(mcp_proto::http::DEFAULT_LISTEN_KEEP_ALIVE, every);
+    let mut ep = Endpoint::new(EndpointConfig::new(config(CAPS)).listen_keep_alive(Some(every)));
+    let r = ep.handle_request(
+        NOW,
+        &post(BOTH),
+        listen_body(json!(1), json!({"toolsListChanged": true})).as_bytes(),
+        None,
+    );
+    let ev = ep.poll_event().unwrap();
+    let (sid, Event::Request(_)) = (ev.session, ev.event) else {
+        panic!()
+    };
+    let (ack, _) = pull_raw(&mut ep, r.body());
+    assert!(!ack.starts_with(b":"));
+    // The next deadline is the keep-alive: a whole interval after the acknowledgement.
+    assert_eq!(ep.poll_timeout(), Some(NOW + every));
+    ep.handle_timeout(NOW + Duration::from_millis(19_999));
+    assert!(pull_raw(&mut ep, r.body()).0.is_empty(), "not yet");
+    ep.handle_timeout(NOW + every);
+    assert_eq!(ep.poll_stream_ready(), r.body().stream());
+    let (got, closed) = pull_raw(&mut ep, r.body());
+    assert_eq!(got, b": keep-alive\n\n");
+    assert!(!closed);
+    assert!(messages(&got).is_empty(), "a comment is no message");
+    assert_eq!(ep.stats().keep_alives_sent, 1);
+    // And again one interval later.
+    assert_eq!(ep.poll_timeout(), Some(NOW + every + every));
+    let t1 = NOW + every + every;
+    // A message in between pushes the next comment a whole interval past it.
+    let later = NOW + every + Duration::from_secs(5);
+    ep.with_session(later, sid, |s| s.publish(&Change::ToolsListChanged))
+        .unwrap();
+    let (note, _) = pull_raw(&mut ep, r.body());
+    assert_eq!(
+        messages(&note)[0]["method"],
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(ep.poll_timeout(), Some(later + every));
+    ep.handle_timeout(t1);
+    assert!(pull_raw(&mut ep, r.body()).0.is_empty());
+    ep.handle_timeout(later + every);
+    assert_eq!(pull_raw(&mut ep, r.body()).0, b": keep-alive\n\n");
+    assert_eq!(ep.stats().keep_alives_sent, 2);
+
+    // Switched off: no deadline at all for a listen stream.
+    let mut ep = Endpoint::new(EndpointConfig::new(config(CAPS)).listen_keep_alive(None));
+    let r = ep.handle_request(
+        NOW,
+        &post(BOTH),
+        listen_body(json!(1), json!({"toolsListChanged": true})).as_bytes(),
+        None,
+    );
+    let _ = pull_raw(&mut ep, r.body());
+    assert_eq!(ep.poll_timeout(), None);
+    ep.handle_timeout(NOW + Duration::from_secs(3600));
+    assert!(pull_raw(&mut ep, r.body()).0.is_empty());
+    assert_eq!(ep.stats().keep_alives_sent, 0);
+}
+
+#[test]
+fn over_http_shutting_down_answers_each_listen_stream_with_its_result() {
+    let mut ep = endpoint(ResponseMode::Sse);
+    let a = ep.handle_request(
+        NOW,
+        &post(BOTH),
+        listen_body(json!(1), json!({"toolsListChanged": true})).as_bytes(),
+        None,
+    );
+    let b = ep.handle_request(
+        NOW,
+        &post(BOTH),
+        listen_body(json!("b"), json!({"promptsListChanged": true})).as_bytes(),
+        None,
+    );
+    let _ = pull(&mut ep, a.body());
+    let _ = pull(&mut ep, b.body());
+    while ep.poll_event().is_some() {}
+    assert_eq!(ep.stats().listen_streams, 2);
+    ep.shut_down(NOW);
+    assert!(!ep.is_shut_down(), "the replies still hold their results");
+    for (r, id) in [(&a, json!(1)), (&b, json!("b"))] {
+        let (end, closed) = pull(&mut ep, r.body());
+        assert!(closed, "the reply ends after the result");
+        assert_eq!(end.len(), 1, "{end:?}");
+        assert_eq!(end[0]["id"], id);
+        assert_eq!(end[0]["result"]["resultType"], "complete");
+        assert_eq!(end[0]["result"]["_meta"][SUB], id);
+    }
+    // The application stops holding the requests.
+    let cancelled = std::iter::from_fn(|| ep.poll_event())
+        .filter(|e| matches!(e.event, Event::Cancelled { .. }))
+        .count();
+    assert_eq!(cancelled, 2);
+    assert!(ep.is_shut_down());
+    assert_eq!(ep.stats().listen_streams, 0);
+    // Nothing new is taken.
+    let late = ep.handle_request(
+        NOW,
+        &post(BOTH),
+        listen_body(json!(3), json!({"toolsListChanged": true})).as_bytes(),
+        None,
+    );
+    assert_eq!(late.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(late.headers()["connection"], "close");
+}

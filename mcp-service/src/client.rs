@@ -370,6 +370,12 @@ impl Service for ClientService {
                 (listen::ACKNOWLEDGED, None) => return,
                 // A stream that was replaced: the one after it says the same from now on.
                 (_, Some(id)) if !l.delivers(&id) => return,
+                // A followed task changed: its follower polls at once.
+                (mcp_proto::schema::tasks::extension::NOTIFICATION_TASKS, Some(_)) => {
+                    if let Some(task_id) = listen::task_id(params) {
+                        l.on_task(&task_id);
+                    }
+                }
                 _ => {}
             }
         }
@@ -448,7 +454,7 @@ pub struct Client {
     state: Arc<ClientState>,
     roots: Option<Arc<RwLock<Vec<Root>>>>,
     /// Stateless era: how calls answer `input_required`.
-    rounds: Option<crate::mrtr::ClientRounds>,
+    rounds: Option<Arc<crate::mrtr::ClientRounds>>,
     /// Resolves when the connection task has ended (its transport closed and flushed).
     ended: futures_util::future::Shared<oneshot::Receiver<()>>,
     _guard: Arc<Guard>,
@@ -532,6 +538,7 @@ impl Client {
                 sleep: Arc::new(move |at| sleep_rt.sleep_until(at)),
                 spawn: Arc::new(move |f| spawn_rt.spawn(f)),
                 default_timeout,
+                watch: None,
             });
             let caches = Arc::downgrade(&state);
             let forget = Box::new(move || {
@@ -539,14 +546,14 @@ impl Client {
                     *lock(&s.caches) = Caches::default();
                 }
             });
-            let _ = state.listen.set(listen::Listen::new(
-                peer.clone(),
-                Arc::new(rt.clone()),
-                forget,
-            ));
+            let l = listen::Listen::new(peer.clone(), Arc::new(rt.clone()), forget);
+            if let Some(r) = rounds.as_mut() {
+                r.watch = Some(Arc::new(l.clone()) as Arc<dyn crate::mrtr::TaskWatch>);
+            }
+            let _ = state.listen.set(l);
         }
         Ok(Client {
-            rounds,
+            rounds: rounds.map(Arc::new),
             ended: futures_util::FutureExt::shared(ended_rx),
             _guard: guard,
             peer,
@@ -706,7 +713,7 @@ impl Client {
         };
         ToolCall {
             request: self.peer.request_with("tools/call", &params),
-            rounds: self.rounds.clone(),
+            rounds: self.rounds.as_deref().cloned(),
         }
     }
 
@@ -895,7 +902,7 @@ impl Client {
     async fn with_rounds(&self, request: Request) -> Result<Box<RawValue>, Error> {
         match &self.rounds {
             None => request.await,
-            Some(rounds) => rounds.clone().run(request).await,
+            Some(rounds) => crate::mrtr::ClientRounds::clone(rounds).run(request).await,
         }
     }
 

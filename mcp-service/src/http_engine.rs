@@ -101,12 +101,16 @@ impl Drop for SseStream {
     }
 }
 
+// Nearly every message is a request; boxing its parts would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 enum Msg {
     Request {
         parts: http::request::Parts,
         body: Vec<u8>,
         reply: oneshot::Sender<http::Response<HttpBody>>,
     },
+    /// [`HttpHandle::shut_down`].
+    ShutDown,
 }
 
 /// A cloneable handle that submits HTTP requests to an [`HttpEngine`].
@@ -129,6 +133,27 @@ impl HttpHandle {
     /// plus one and pass what it read (the reply is 413).
     pub fn max_body_size(&self) -> usize {
         self.max_body_size
+    }
+
+    /// Shuts the engine down gracefully ([`Endpoint::shut_down`]): every session is closed as
+    /// its application would close it, so each open `subscriptions/listen` stream is answered
+    /// with its final result (the revision's graceful end of a subscription: the client
+    /// knows the server ended it, rather than seeing its reply cut) and requests in flight
+    /// are answered within the sessions'
+    /// [`close_timeout`](mcp_proto::session::Config::close_timeout); requests from then on
+    /// are refused with 503. The engine's future completes once every session has ended and
+    /// every reply body was pulled to its end (or dropped), even while handles remain.
+    ///
+    /// ```no_run
+    /// # async fn run<R: mcp_service::Runtime>(rt: R, server: mcp_service::Server) {
+    /// let engine = server.http_service(rt.clone(), mcp_proto::http::EndpointConfig::new(server.config().clone()));
+    /// let handle = engine.handle();
+    /// // … serve HTTP requests with `handle`, run `engine` …
+    /// handle.shut_down(); // the listen streams get their results; `engine` then completes
+    /// # }
+    /// ```
+    pub fn shut_down(&self) {
+        let _ = self.tx.unbounded_send(Msg::ShutDown);
     }
 
     /// Handles one request to the MCP endpoint: the complete body in, the reply out.
@@ -312,6 +337,8 @@ pub struct HttpEngine<R: Runtime> {
     wanted: Vec<StreamId>,
     /// Sessions whose unsent output changed this turn ([`Self::publish_backlogs`]).
     paced: Vec<SessionId>,
+    /// [`HttpHandle::shut_down`] was called.
+    stopping: bool,
 }
 
 type Reply = oneshot::Sender<http::Response<HttpBody>>;
@@ -359,6 +386,7 @@ impl<R: Runtime> HttpEngine<R> {
             heads: HashMap::new(),
             wanted: Vec::new(),
             paced: Vec::new(),
+            stopping: false,
         }
     }
 
@@ -429,6 +457,10 @@ impl<R: Runtime> HttpEngine<R> {
                 } else {
                     let _ = reply.send(resp);
                 }
+            }
+            Msg::ShutDown => {
+                self.stopping = true;
+                self.endpoint.shut_down(now);
             }
         }
     }
@@ -777,6 +809,15 @@ impl<R: Runtime> Future for HttpEngine<R> {
             }
             if !progressed {
                 this.flush_deferred(cx, now);
+                if this.stopping
+                    && this.endpoint.is_shut_down()
+                    && this.streams.is_empty()
+                    && this.held.is_empty()
+                    && this.deferred.is_empty()
+                {
+                    tracing::debug!(target: "mcp", "the HTTP engine shut down");
+                    return Poll::Ready(());
+                }
                 return Poll::Pending;
             }
         }

@@ -540,6 +540,30 @@ pub(crate) struct ClientRounds {
     pub(crate) spawn: crate::tasks::Spawner,
     /// The session's default request timeout.
     pub(crate) default_timeout: Option<mcp_proto::Duration>,
+    /// Early word of a followed task's changes (the listen stream's `notifications/tasks`).
+    pub(crate) watch: Option<std::sync::Arc<dyn TaskWatch>>,
+}
+
+/// Tells a task's follower of its status notifications, so that it polls at once instead of
+/// at the end of its interval.
+pub(crate) trait TaskWatch: Send + Sync {
+    /// Starts listening for `task_id`'s notifications: the receiver yields on each (several
+    /// at once count as one). `None` when nothing can tell.
+    fn watch(&self, task_id: &str) -> Option<futures_channel::mpsc::Receiver<()>>;
+    /// Stops listening for `task_id`.
+    fn unwatch(&self, task_id: &str);
+}
+
+/// Stops watching a task when its follower ends.
+struct Unwatch {
+    watch: std::sync::Arc<dyn TaskWatch>,
+    task_id: String,
+}
+
+impl Drop for Unwatch {
+    fn drop(&mut self) {
+        self.watch.unwatch(&self.task_id);
+    }
 }
 
 impl std::fmt::Debug for ClientRounds {
@@ -683,6 +707,9 @@ impl ClientRounds {
     /// input requests with `tasks/update` through the client's handlers: its result when it
     /// completes, its error when it fails, `RequestCancelled` when it was cancelled. Past
     /// `deadline`, or when the future is dropped, the task is cancelled (`tasks/cancel`).
+    /// A status notification for the task (on the listen stream, when the server sends them)
+    /// makes the next poll come at once; `tasks/get` stays the word on the task's state, and
+    /// the interval the fallback when no notification comes.
     async fn follow_task(
         &self,
         peer: &crate::peer::Peer,
@@ -701,6 +728,11 @@ impl ClientRounds {
         };
         let mut interval = task.poll_interval_ms.unwrap_or(500).clamp(20, 10_000);
         let mut answered: std::collections::BTreeSet<String> = Default::default();
+        let mut early = self.watch.as_ref().and_then(|w| w.watch(&id));
+        let _unwatch = self.watch.as_ref().map(|w| Unwatch {
+            watch: w.clone(),
+            task_id: id.clone(),
+        });
         loop {
             let now = (self.clock)();
             let mut wake = now + mcp_proto::Duration::from_millis(interval);
@@ -710,7 +742,22 @@ impl ClientRounds {
                 }
                 wake = wake.min(d);
             }
-            (self.sleep)(wake).await;
+            let sleep = (self.sleep)(wake);
+            match early.as_mut() {
+                Some(rx) => {
+                    use futures_util::StreamExt;
+                    match futures_util::future::select(sleep, rx.next()).await {
+                        futures_util::future::Either::Left(_)
+                        | futures_util::future::Either::Right((Some(()), _)) => {}
+                        // Nothing will tell any more: the interval alone, from now on.
+                        futures_util::future::Either::Right((None, _)) => {
+                            early = None;
+                            continue;
+                        }
+                    }
+                }
+                None => sleep.await,
+            }
             let raw = peer
                 .request_with("tasks/get", &serde_json::json!({"taskId": id}))
                 .await?;

@@ -759,6 +759,15 @@ impl Drop for Registered {
     }
 }
 
+/// The listen limits a [`ServerBuilder`] set explicitly.
+#[derive(Debug, Default, Clone, Copy)]
+struct ListenLimits {
+    max_listeners: Option<usize>,
+    backlog: Option<usize>,
+    streams: Option<usize>,
+    keep_alive: Option<Option<Duration>>,
+}
+
 /// Per-connection state.
 struct ConnState {
     peer: Peer,
@@ -830,6 +839,9 @@ struct Inner {
     /// Cache hints of one list method or resource URI, over `cache`.
     cache_for: HashMap<String, (u64, CacheScope)>,
     state_keys: Arc<RequestStateKeys>,
+    /// The listen limits set on the builder (applied to the HTTP endpoint's config too).
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    listen: ListenLimits,
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
@@ -862,6 +874,7 @@ pub struct ServerBuilder {
     cache: (u64, CacheScope),
     cache_for: HashMap<String, (u64, CacheScope)>,
     state_keys: Option<RequestStateKeys>,
+    listen: ListenLimits,
     tasks: Option<(
         crate::tasks::TaskOptions,
         Option<Arc<dyn crate::tasks::TaskStore>>,
@@ -1007,6 +1020,53 @@ impl ServerBuilder {
     /// Sets the most requests a client may have in flight (default 1024).
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.config.max_inbound_in_flight = n;
+        self
+    }
+
+    /// Sets the most `subscriptions/listen` streams (2026-07-28) one connection may hold open
+    /// at once (default 16): over a byte stream (stdio, TCP, WebSocket) the client's streams
+    /// share the connection; over HTTP each stream is a session of its own, so this bounds
+    /// nothing there but is applied all the same. One more is refused with a JSON-RPC error
+    /// (`-32008`, [`ErrorKind::LimitExceeded`], "too many subscriptions/listen streams open")
+    /// and the streams already open go on.
+    pub fn max_listeners(mut self, n: usize) -> Self {
+        self.config.max_listeners = n;
+        self.listen.max_listeners = Some(n);
+        self
+    }
+
+    /// Sets how many messages one `subscriptions/listen` stream may have queued and not yet
+    /// written (default 64). A change that would exceed it ends that stream instead of
+    /// growing the queue: over a byte stream the client gets `notifications/cancelled`
+    /// naming its listen request (reason "the subscription fell behind…"), over HTTP the
+    /// stream's reply ends; either way the client knows it missed changes, and lists again
+    /// before it listens again (our [`Client`](crate::Client) does both).
+    pub fn listener_backlog(mut self, n: usize) -> Self {
+        self.config.listener_backlog = n;
+        self.listen.backlog = Some(n);
+        self
+    }
+
+    /// Sets the most `subscriptions/listen` streams the HTTP endpoint holds open at once, for
+    /// all clients together (default 1000, [`EndpointConfig::max_listen_streams`]; it wins
+    /// over the config passed to `Server::http_service`). One more is answered
+    /// `503 Service Unavailable` with a JSON-RPC error body ("too many subscriptions/listen
+    /// streams open"); our client tries again later.
+    ///
+    /// [`EndpointConfig::max_listen_streams`]: mcp_proto::http::EndpointConfig::max_listen_streams
+    pub fn max_listen_streams(mut self, n: usize) -> Self {
+        self.listen.streams = Some(n);
+        self
+    }
+
+    /// Sets how long a `subscriptions/listen` stream over HTTP may stay silent before it gets
+    /// an SSE keep-alive comment (default 20 s; `None` for none), so that proxies that cut idle
+    /// connections leave it open ([`EndpointConfig::listen_keep_alive`]; it wins over the
+    /// config passed to `Server::http_service`). Byte streams need none.
+    ///
+    /// [`EndpointConfig::listen_keep_alive`]: mcp_proto::http::EndpointConfig::listen_keep_alive
+    pub fn listen_keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.listen.keep_alive = Some(interval);
         self
     }
 
@@ -1271,7 +1331,7 @@ impl ServerBuilder {
             Some(k) => k,
             None => RequestStateKeys::random(&self.info.name)?,
         };
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(Inner {
                 config: self.config,
                 registry: RwLock::new(self.registry),
@@ -1284,13 +1344,34 @@ impl ServerBuilder {
                 cache: self.cache,
                 cache_for: self.cache_for,
                 state_keys: Arc::new(state_keys),
+                listen: self.listen,
                 tasks: self
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
                 connections: Mutex::new(HashMap::new()),
                 telemetry: self.telemetry,
             }),
-        })
+        };
+        if let Some(tasks) = &server.inner.tasks {
+            // Status changes go to the listen streams following the task (held weakly: the
+            // tasks live as long as the server).
+            let inner = Arc::downgrade(&server.inner);
+            let _ = tasks.announcer.set(Box::new(move |task| {
+                let Some(inner) = inner.upgrade() else {
+                    return;
+                };
+                let mut task = task.clone();
+                task.result_type = None;
+                task.meta = None;
+                if let Ok(text) = serde_json::to_string(&task) {
+                    Server { inner }.publish(&Change::TaskStatus {
+                        task_id: task.task_id,
+                        task: text,
+                    });
+                }
+            }));
+        }
+        Ok(server)
     }
 
     /// Finishes the server.
@@ -1327,6 +1408,7 @@ impl Server {
             cache: (0, CacheScope::Private),
             cache_for: HashMap::new(),
             state_keys: None,
+            listen: ListenLimits::default(),
             tasks: None,
             #[cfg(feature = "skills")]
             skills: skills::Setup::default(),
@@ -1391,6 +1473,19 @@ impl Server {
         mut config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
         self.give_runtime(&rt);
+        let limits = &self.inner.listen;
+        if let Some(n) = limits.max_listeners {
+            config.session.max_listeners = n;
+        }
+        if let Some(n) = limits.backlog {
+            config.session.listener_backlog = n;
+        }
+        if let Some(n) = limits.streams {
+            config.max_listen_streams = n;
+        }
+        if let Some(k) = limits.keep_alive {
+            config.listen_keep_alive = k;
+        }
         if config.tool_headers.is_none() {
             // The registry's annotations, read at each 2026-07-28 `tools/call`.
             let inner = Arc::downgrade(&self.inner);
@@ -1431,6 +1526,28 @@ impl Server {
             let _ = tasks
                 .spawner
                 .set(Arc::new(move |f| rt.spawn(f)) as crate::tasks::Spawner);
+        }
+    }
+
+    /// Closes every connection this server serves, gracefully, as the session's own close
+    /// does: requests in flight are answered within the session's
+    /// [`close_timeout`](Config::close_timeout), and each open `subscriptions/listen` stream
+    /// is answered with its final result (`SubscriptionsListenResult`, the revision's graceful
+    /// end: the client knows the server ended it) rather than cut. Over a byte stream the
+    /// connection then ends; over HTTP each session does (to refuse new requests as well,
+    /// shut the engine down: `HttpHandle::shut_down`, feature `http-server`).
+    /// Connections opened afterwards are served as usual.
+    pub fn shut_down(&self) {
+        let conns: Vec<Arc<ConnState>> = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for c in conns {
+            c.peer.close();
         }
     }
 

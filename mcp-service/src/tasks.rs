@@ -15,6 +15,13 @@
 //! question waits in the task rather than in an `input_required` round). A required-task tool
 //! called without the extension is refused with -32021; an optional one then runs as usual.
 //!
+//! Each change of a task's status (`working` → `input_required` and back, the terminal
+//! `completed`/`failed`/`cancelled`) is announced as `notifications/tasks` (the task as
+//! `tasks/get` shows it, result or error inlined) on the `subscriptions/listen` streams that
+//! named the task in their `taskIds`, on every connection of the server: a client may follow
+//! a task by listening instead of polling, or poll less eagerly. Handshake-era connections get
+//! nothing (the extension belongs to the stateless era).
+//!
 //! Task records live in a [`TaskStore`] (in memory by default: bounded, each record kept for
 //! its `ttlMs`); the running handlers, their cancellation and their waiting input requests live
 //! in this process.
@@ -180,12 +187,17 @@ struct Live {
 /// Spawns futures on the runtime the server runs on.
 pub(crate) type Spawner = Arc<dyn Fn(BoxFuture<()>) + Send + Sync>;
 
+/// Announces a task's new state (to the listen streams that follow it).
+pub(crate) type Announcer = Box<dyn Fn(&Task) + Send + Sync>;
+
 /// The server's tasks: options, store and the live part.
 pub(crate) struct Tasks {
     pub(crate) options: TaskOptions,
     store: Arc<dyn TaskStore>,
     live: Mutex<HashMap<String, Live>>,
     pub(crate) spawner: std::sync::OnceLock<Spawner>,
+    /// Told of each status change.
+    pub(crate) announcer: std::sync::OnceLock<Announcer>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -221,6 +233,7 @@ impl Tasks {
             store,
             live: Mutex::new(HashMap::new()),
             spawner: std::sync::OnceLock::new(),
+            announcer: std::sync::OnceLock::new(),
         }
     }
 
@@ -262,14 +275,23 @@ impl Tasks {
         Ok((task, cancel))
     }
 
-    /// Changes a task's record (and its `lastUpdatedAt`), unless it is already terminal.
+    /// Changes a task's record (and its `lastUpdatedAt`), unless it is already terminal; a
+    /// change of status is announced.
     fn change(&self, task_id: &str, mut f: impl FnMut(&mut Task)) {
+        let mut changed = None;
         self.store.update(task_id, &mut |r| {
             if !r.task.status.is_terminal() {
+                let before = r.task.status;
                 f(&mut r.task);
                 r.task.last_updated_at = rfc3339(now_ms());
+                if r.task.status != before {
+                    changed = Some(r.task.clone());
+                }
             }
         });
+        if let (Some(task), Some(announce)) = (changed, self.announcer.get()) {
+            announce(&task);
+        }
     }
 
     /// The handler of a task ended with `outcome` (a tool result, a protocol error, or

@@ -306,3 +306,147 @@ fn our_stateless_client_subscribes_and_hears_list_changes_through_one_listen_str
     .expect("completes");
     assert_eq!(srv.connection_count(), 0);
 }
+
+/// Reads one NDJSON message.
+async fn read_msg<R: futures_util::io::AsyncBufRead + Unpin>(reader: &mut R) -> Value {
+    let mut l = String::new();
+    assert!(reader.read_line(&mut l).await.unwrap() > 0, "input ended");
+    serde_json::from_str(&l).unwrap()
+}
+
+#[test]
+fn the_builder_sets_the_listen_limits_and_the_client_hears_when_they_are_exceeded() {
+    let sim = Sim::new();
+    let srv = Server::builder("limits", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tool(tool("noop"), |_: Value, _cx: ToolContext| async move {
+            Ok(CallToolResult::text("ok"))
+        })
+        .max_listeners(2)
+        .listener_backlog(3)
+        .max_listen_streams(7)
+        .listen_keep_alive(None)
+        .build();
+    assert_eq!(srv.config().max_listeners, 2);
+    assert_eq!(srv.config().listener_backlog, 3);
+    let defaults = server();
+    assert_eq!(
+        (
+            defaults.config().max_listeners,
+            defaults.config().listener_backlog
+        ),
+        (16, 64)
+    );
+    let (reader, mut writer) = serve(&sim, &srv).into_parts();
+    let srv2 = srv.clone();
+    sim.block_on(async move {
+        let mut reader = BufReader::new(reader);
+        for id in 1..=3 {
+            writer
+                .write_all(
+                    line(
+                        json!(id),
+                        "subscriptions/listen",
+                        json!({"notifications": {"toolsListChanged": true}}),
+                    )
+                    .as_bytes(),
+                )
+                .await
+                .unwrap();
+        }
+        // Two streams (the limit), the third refused.
+        let mut acked = Vec::new();
+        let mut refused = None;
+        while acked.len() < 2 || refused.is_none() {
+            let m = read_msg(&mut reader).await;
+            if m["method"] == "notifications/subscriptions/acknowledged" {
+                acked.push(m["params"]["_meta"][SUB].clone());
+            } else {
+                refused = Some(m);
+            }
+        }
+        assert_eq!(acked, [json!(1), json!(2)]);
+        let refused = refused.unwrap();
+        assert_eq!(refused["id"], 3);
+        assert_eq!(refused["error"]["code"], -32008);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("too many subscriptions/listen streams open (limit 2)"),
+            "{refused}"
+        );
+        // The backlog: more changes at once than a stream may queue end the streams with
+        // `notifications/cancelled` naming them (the client is told, not silently starved).
+        for i in 0..10 {
+            add_tool(&srv2, &format!("t{i}"));
+        }
+        let mut cancelled = Vec::new();
+        let mut changes = 0;
+        while cancelled.len() < 2 {
+            let m = read_msg(&mut reader).await;
+            match m["method"].as_str() {
+                Some("notifications/tools/list_changed") => changes += 1,
+                Some("notifications/cancelled") => {
+                    assert!(
+                        m["params"]["reason"]
+                            .as_str()
+                            .unwrap()
+                            .contains("fell behind"),
+                        "{m}"
+                    );
+                    cancelled.push(m["params"]["requestId"].clone());
+                }
+                _ => panic!("{m}"),
+            }
+        }
+        cancelled.sort_by_key(|v| v.as_i64());
+        assert_eq!(cancelled, [json!(1), json!(2)]);
+        assert!(changes < 20, "bounded by the backlog: {changes}");
+    })
+    .expect("completes");
+}
+
+#[test]
+fn shutting_the_server_down_answers_open_listen_streams_over_a_byte_stream() {
+    let sim = Sim::new();
+    let srv = server();
+    let (reader, mut writer) = serve(&sim, &srv).into_parts();
+    let srv2 = srv.clone();
+    sim.block_on(async move {
+        let mut reader = BufReader::new(reader);
+        for id in [json!(1), json!("two")] {
+            writer
+                .write_all(
+                    line(
+                        id,
+                        "subscriptions/listen",
+                        json!({"notifications": {"toolsListChanged": true}}),
+                    )
+                    .as_bytes(),
+                )
+                .await
+                .unwrap();
+        }
+        for _ in 0..2 {
+            let ack = read_msg(&mut reader).await;
+            assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        }
+        assert_eq!(srv2.connection_count(), 1);
+        srv2.shut_down();
+        let mut ended = Vec::new();
+        for _ in 0..2 {
+            let end = read_msg(&mut reader).await;
+            assert_eq!(end["result"]["resultType"], "complete", "{end}");
+            assert_eq!(end["result"]["_meta"][SUB], end["id"]);
+            ended.push(end["id"].to_string());
+        }
+        ended.sort();
+        assert_eq!(ended, ["\"two\"", "1"]);
+        // Then the connection ends: the output closes.
+        let mut rest = String::new();
+        assert_eq!(reader.read_line(&mut rest).await.unwrap(), 0, "{rest}");
+        drop(writer);
+    })
+    .expect("completes");
+}

@@ -24,11 +24,15 @@ fn task_tool(name: &str, support: TaskSupport) -> Tool {
 }
 
 fn server(rt: mcp_service::sim::SimRuntime) -> Server {
+    server_with(rt, TaskOptions::default())
+}
+
+fn server_with(rt: mcp_service::sim::SimRuntime, options: TaskOptions) -> Server {
     let sleeper = rt.clone();
     let asker = rt.clone();
     Server::builder("tasks", "1")
         .versions(&ProtocolVersion::ALL)
-        .tasks(TaskOptions::default())
+        .tasks(options)
         .tool(
             Tool::new("quick", schema_of(json!({"type": "object"}))),
             |_: Value, _cx: ToolContext| async { Ok("quick") },
@@ -73,6 +77,25 @@ fn server(rt: mcp_service::sim::SimRuntime) -> Server {
                 }
             },
         )
+        .tool(task_tool("nap_then_ask", TaskSupport::Optional), {
+            let rt = rt.clone();
+            move |args: Value, cx: ToolContext| {
+                let rt = rt.clone();
+                async move {
+                    let secs = args["seconds"].as_u64().unwrap_or(0);
+                    rt.sleep_until(rt.now() + Duration::from_secs(secs)).await;
+                    let form =
+                        serde_json::from_value(json!({"message": "well?", "requestedSchema":
+                        {"type": "object", "properties": {"v": {"type": "string"}}}}))
+                        .unwrap();
+                    let r = cx.elicit_as("q", form).await?;
+                    let v = serde_json::to_value(r.content.unwrap_or_default()).unwrap();
+                    Ok(CallToolResult::text(
+                        v["v"].as_str().unwrap_or("").to_owned(),
+                    ))
+                }
+            }
+        })
         .tool(
             task_tool("crash", TaskSupport::Optional),
             |_: Value, cx: ToolContext| async move {
@@ -413,6 +436,226 @@ fn our_client_follows_a_task_to_its_end() {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), mcp_proto::ErrorKind::Timeout, "{e}");
+    })
+    .expect("the client finished");
+}
+
+const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// One raw connection to `srv`: a line writer and a message reader.
+struct Raw {
+    reader: BufReader<mcp_service::connection::ReadHalf>,
+    writer: mcp_service::connection::WriteHalf,
+}
+
+impl Raw {
+    fn open(rt: &mcp_service::sim::SimRuntime, srv: &Server) -> Raw {
+        let (client_end, server_end) = duplex(256 * 1024);
+        let srv = srv.clone();
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+        let (reader, writer) = client_end.into_parts();
+        Raw {
+            reader: BufReader::new(reader),
+            writer,
+        }
+    }
+
+    async fn send(&mut self, text: String) {
+        self.writer.write_all(text.as_bytes()).await.unwrap();
+        self.writer.flush().await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let mut got = String::new();
+        assert!(self.reader.read_line(&mut got).await.unwrap() > 0, "ended");
+        serde_json::from_str(&got).unwrap()
+    }
+}
+
+#[test]
+fn status_changes_reach_the_listen_streams_that_name_the_task() {
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    let srv = server(rt.clone());
+    let mut calls = Raw::open(&rt, &srv);
+    let mut watcher = Raw::open(&rt, &srv);
+    sim.block_on(async move {
+        let srv = srv.clone();
+        calls
+            .send(line(
+                1,
+                "tools/call",
+                json!({"name": "nap_then_ask", "arguments": {"seconds": 1}}),
+                true,
+            ))
+            .await;
+        let r = calls.next().await;
+        assert_eq!(r["result"]["resultType"], "task", "{r}");
+        let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+        // Another connection follows the task (the tasks are the server's, not a
+        // connection's), and one more task id that does not exist.
+        watcher
+            .send(line(
+                10,
+                "subscriptions/listen",
+                json!({"notifications": {"taskIds": [id, "other"], "toolsListChanged": true}}),
+                true,
+            ))
+            .await;
+        let ack = watcher.next().await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({"toolsListChanged": true, "taskIds": [id.clone(), "other"]})
+        );
+        // The task asks: `input_required`, with its input request inlined.
+        let n = watcher.next().await;
+        assert_eq!(n["method"], "notifications/tasks", "{n}");
+        assert_eq!(n["params"]["_meta"][SUB], 10);
+        assert_eq!(n["params"]["taskId"], id.as_str());
+        assert_eq!(n["params"]["status"], "input_required", "{n}");
+        assert!(n["params"].get("resultType").is_none());
+        assert_eq!(
+            n["params"]["inputRequests"]["q"]["params"]["message"], "well?",
+            "{n}"
+        );
+        // The answer makes it `working`, then it completes, the result inlined.
+        calls
+            .send(line(
+                3,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses":
+                    {"q": {"action": "accept", "content": {"v": "yes"}}}}),
+                true,
+            ))
+            .await;
+        assert_ack(&calls.next().await);
+        let mut seen = Vec::new();
+        loop {
+            let n = watcher.next().await;
+            assert_eq!(n["method"], "notifications/tasks", "{n}");
+            assert_eq!(n["params"]["_meta"][SUB], 10);
+            let status = n["params"]["status"].as_str().unwrap().to_owned();
+            seen.push(status.clone());
+            if status == "completed" {
+                assert_eq!(n["params"]["result"]["content"][0]["text"], "yes");
+                break;
+            }
+        }
+        assert_eq!(seen, ["working", "completed"]);
+
+        // A cancelled task is announced too; a stream that did not name it hears nothing.
+        calls
+            .send(line(
+                5,
+                "tools/call",
+                json!({"name": "slow", "arguments": {"seconds": 60}}),
+                true,
+            ))
+            .await;
+        let other = calls.next().await["result"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        calls
+            .send(line(
+                11,
+                "subscriptions/listen",
+                json!({"notifications": {"taskIds": [other]}}),
+                true,
+            ))
+            .await;
+        let ack = calls.next().await;
+        assert_eq!(ack["params"]["_meta"][SUB], 11, "{ack}");
+        calls
+            .send(line(6, "tasks/cancel", json!({"taskId": other}), true))
+            .await;
+        let mut cancelled = None;
+        let mut acked = false;
+        while cancelled.is_none() || !acked {
+            let m = calls.next().await;
+            if m["id"] == 6 {
+                acked = true;
+            } else {
+                assert_eq!(m["method"], "notifications/tasks", "{m}");
+                cancelled = Some(m);
+            }
+        }
+        let cancelled = cancelled.unwrap();
+        assert_eq!(cancelled["params"]["status"], "cancelled");
+        assert_eq!(cancelled["params"]["_meta"][SUB], 11);
+        // The first stream still hears what it asked for, and nothing of that task.
+        srv.add_tool(
+            Tool::new("added", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async { Ok("added") },
+        )
+        .unwrap();
+        let n = watcher.next().await;
+        assert_eq!(n["method"], "notifications/tools/list_changed", "{n}");
+    })
+    .expect("completes");
+}
+
+#[test]
+fn our_client_is_woken_by_status_notifications() {
+    use mcp_service::{Client, ClientOptions};
+    use std::future::IntoFuture;
+    let sim = Sim::new();
+    let rt = sim.runtime();
+    // The server suggests polling once a minute (the client polls at least every 10 s): a
+    // follower that only polled would see the end of a 1 s task 10 s late, at its first poll.
+    // (Virtual time: deterministic.)
+    let options = TaskOptions {
+        poll_interval: std::time::Duration::from_secs(60),
+        ..TaskOptions::default()
+    };
+    let srv = server_with(rt.clone(), options);
+    let (client_end, server_end) = duplex(256 * 1024);
+    {
+        let srv = srv.clone();
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let _ = srv.serve(rt2, server_end).await;
+        }));
+    }
+    let rt2 = rt.clone();
+    sim.block_on(async move {
+        let options = ClientOptions::new("tasks-client", "1")
+            .versions(&ProtocolVersion::ALL)
+            .discovery(mcp_proto::session::Discovery::Discover)
+            .tasks();
+        let client = Client::connect(rt2.clone(), client_end, options)
+            .await
+            .unwrap();
+        let start = rt2.now();
+        let r = client
+            .call_tool("slow", json!({"seconds": 1}))
+            .await
+            .unwrap();
+        assert_eq!(r.content[0].as_text(), Some("slept 1s"));
+        let took = rt2.now().saturating_duration_since(start);
+        assert!(
+            took < Duration::from_secs(10),
+            "the completion's notification woke the poll: {took:?}"
+        );
+        // Several tasks at once, each woken by its own notifications.
+        let start = rt2.now();
+        let (a, b) = futures_util::future::join(
+            client
+                .call_tool("slow", json!({"seconds": 2}))
+                .into_future(),
+            client
+                .call_tool("slow", json!({"seconds": 3}))
+                .into_future(),
+        )
+        .await;
+        assert_eq!(a.unwrap().content[0].as_text(), Some("slept 2s"));
+        assert_eq!(b.unwrap().content[0].as_text(), Some("slept 3s"));
+        assert!(rt2.now().saturating_duration_since(start) < Duration::from_secs(10));
+        client.close();
     })
     .expect("the client finished");
 }

@@ -311,3 +311,167 @@ async fn our_stateless_client_subscribes_over_http() {
     client.shutdown().await;
     eventually(|| srv.connection_count() == 0).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builder_sets_the_http_listen_limits_and_keep_alive() {
+    let srv = Server::builder("listen-http-limits", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tool(
+            Tool::new("noop", schema_of(json!({"type": "object"}))),
+            |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("ok")) },
+        )
+        .max_listen_streams(1)
+        .listen_keep_alive(Some(mcp_proto::Duration::from_millis(50)))
+        .build();
+    // The endpoint's own config says 1000 streams and 20 s: the builder wins.
+    let port = serve(srv.clone(), |c| c).await;
+    let mut first = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    assert_eq!(
+        first.next().await["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let mut second = Listen::open(port, json!(2), json!({"toolsListChanged": true})).await;
+    assert_eq!(second.status, 503);
+    while !second.buf.contains("too many subscriptions/listen streams") {
+        assert!(second.read().await > 0, "{}", second.buf);
+    }
+    // Silent: keep-alive comments arrive, and the stream still carries what it asked for.
+    while !first.buf.contains(": keep-alive\n\n") {
+        assert!(first.read().await > 0, "the stream ended");
+    }
+    add_tool(&srv, "t1");
+    assert_eq!(
+        first.next().await["method"],
+        "notifications/tools/list_changed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutting_the_engine_down_answers_open_listen_streams_over_http() {
+    use mcp_service::hyper_server::{HyperService, serve_connection};
+    let srv = server();
+    let engine = srv.http_service(
+        TokioRuntime::current(),
+        EndpointConfig::new(srv.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
+    );
+    let handle = engine.handle();
+    let stopped = tokio::spawn(engine);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let service = HyperService::new(handle.clone());
+    tokio::spawn(async move {
+        while let Ok((stream, addr)) = listener.accept().await {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            tokio::spawn(serve_connection(
+                TokioRuntime::current(),
+                service.clone(),
+                io,
+                addr,
+            ));
+        }
+    });
+    let mut a = Listen::open(port, json!(1), json!({"toolsListChanged": true})).await;
+    let mut b = Listen::open(port, json!("b"), json!({"promptsListChanged": true})).await;
+    for l in [&mut a, &mut b] {
+        assert_eq!(
+            l.next().await["method"],
+            "notifications/subscriptions/acknowledged"
+        );
+    }
+    handle.shut_down();
+    for (l, id) in [(&mut a, json!(1)), (&mut b, json!("b"))] {
+        let end = l.next().await;
+        assert_eq!(end["id"], id, "{end}");
+        assert_eq!(end["result"]["resultType"], "complete");
+        assert_eq!(end["result"]["_meta"][SUB], id);
+        // The reply ends (its last chunk), rather than being cut.
+        while !l.buf.contains("0\r\n\r\n") {
+            assert!(l.read().await > 0, "cut: {}", l.buf);
+        }
+    }
+    // The engine completes although handles remain, and nothing new is taken.
+    tokio::time::timeout(Duration::from_secs(10), stopped)
+        .await
+        .expect("the engine stops")
+        .unwrap();
+    let late = Listen::open(port, json!(3), json!({"toolsListChanged": true})).await;
+    assert_eq!(late.status, 503);
+    assert_eq!(srv.connection_count(), 0);
+}
+
+/// One raw 2026-07-28 POST on a connection of its own; its reply's JSON-RPC message.
+async fn post_raw(port: u16, method: &str, name: &str, body: Value) -> Value {
+    let body = body.to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut all = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut all))
+        .await
+        .expect("the reply in time")
+        .unwrap();
+    let text = String::from_utf8(all).unwrap();
+    let (_, body) = text.split_once("\r\n\r\n").unwrap();
+    let (start, end) = (body.find('{').unwrap(), body.rfind('}').unwrap());
+    serde_json::from_str(&body[start..=end]).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_status_notifications_travel_on_http_listen_streams() {
+    use mcp_service::schema::{TaskSupport, ToolExecution};
+    use mcp_service::tasks::TaskOptions;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let opened = gate.clone();
+    let mut tool = Tool::new("gate", schema_of(json!({"type": "object"})));
+    tool.execution = Some(ToolExecution {
+        task_support: Some(TaskSupport::Optional),
+    });
+    let srv = Server::builder("listen-http-tasks", "1")
+        .versions(&ProtocolVersion::ALL)
+        .tasks(TaskOptions::default())
+        .tool(tool, move |_: Value, cx: ToolContext| {
+            let opened = opened.clone();
+            async move {
+                cx.as_task().await;
+                opened.notified().await;
+                Ok(CallToolResult::text("opened"))
+            }
+        })
+        .build();
+    let port = serve(srv.clone(), |c| c).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let created = post_raw(
+        port,
+        "tools/call",
+        "gate",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "gate", "arguments": {}, "_meta": meta}}),
+    )
+    .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut l = Listen::open(port, json!("w"), json!({"taskIds": [task.clone()]})).await;
+    assert_eq!(l.status, 200);
+    let ack = l.next().await;
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"taskIds": [task.clone()]})
+    );
+    gate.notify_one();
+    let n = l.next().await;
+    assert_eq!(n["method"], "notifications/tasks", "{n}");
+    assert_eq!(n["params"]["taskId"], task.as_str());
+    assert_eq!(n["params"]["status"], "completed");
+    assert_eq!(n["params"]["result"]["content"][0]["text"], "opened");
+    assert_eq!(n["params"]["_meta"][SUB], "w");
+}

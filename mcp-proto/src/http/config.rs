@@ -161,6 +161,12 @@ pub struct EndpointConfig {
     /// more → 503. Kept below [`max_sessions`](Self::max_sessions) so that listeners cannot
     /// crowd out ordinary requests.
     pub max_listen_streams: usize,
+    /// How long a `subscriptions/listen` stream may stay silent before the endpoint writes an
+    /// SSE comment (`: keep-alive`, which clients ignore) on it, so that proxies and load
+    /// balancers that cut idle connections (commonly after 60 s) leave it open; `None` for
+    /// none. Default [`DEFAULT_LISTEN_KEEP_ALIVE`] (20 s). Only listen streams get it: every
+    /// other reply ends as soon as it is answered.
+    pub listen_keep_alive: Option<Duration>,
     /// Most bytes encoded for one SSE connection and not yet pulled by the driver; a message
     /// arriving beyond this cuts the connection (the client resumes from the event store).
     pub max_stream_buffer: usize,
@@ -209,6 +215,7 @@ impl fmt::Debug for EndpointConfig {
             .field("max_sessions", &self.max_sessions)
             .field("max_sessions_per_peer", &self.max_sessions_per_peer)
             .field("max_listen_streams", &self.max_listen_streams)
+            .field("listen_keep_alive", &self.listen_keep_alive)
             .field("max_stream_buffer", &self.max_stream_buffer)
             .field("idle_timeout", &self.idle_timeout)
             .field("handshake_timeout", &self.handshake_timeout)
@@ -221,6 +228,11 @@ impl fmt::Debug for EndpointConfig {
             .finish()
     }
 }
+
+/// The default [`EndpointConfig::listen_keep_alive`]: an idle listen stream gets an SSE
+/// comment every 20 s, well inside the 60 s idle timeout of common proxies (nginx
+/// `proxy_read_timeout`, cloud load balancers).
+pub const DEFAULT_LISTEN_KEEP_ALIVE: Duration = Duration::from_secs(20);
 
 /// Default bound of the in-memory event store: events per session.
 pub const DEFAULT_STORE_EVENTS: usize = 1024;
@@ -237,7 +249,8 @@ impl EndpointConfig {
     /// stream and DELETE enabled, loopback-only `Host` and `Origin` (the safe default for a
     /// server bound to 127.0.0.1; see [`bound_to`](Self::bound_to)), 4 MiB bodies, 10 000
     /// sessions (idle ones evicted at the cap, no per-peer share; 1 000 of them
-    /// `subscriptions/listen` streams), 4 MiB of unpulled SSE per connection, 30 min idle and
+    /// `subscriptions/listen` streams, each kept alive by an SSE comment after 20 s of
+    /// silence), 4 MiB of unpulled SSE per connection, 30 min idle and
     /// 1 min handshake expiry, `retry: 1000`, and an in-memory event store of
     /// [`DEFAULT_STORE_EVENTS`] events / [`DEFAULT_STORE_BYTES`] bytes per session and
     /// [`DEFAULT_STORE_TOTAL_EVENTS`] / [`DEFAULT_STORE_TOTAL_BYTES`] across sessions.
@@ -255,6 +268,7 @@ impl EndpointConfig {
             max_sessions: 10_000,
             max_sessions_per_peer: None,
             max_listen_streams: 1_000,
+            listen_keep_alive: Some(DEFAULT_LISTEN_KEEP_ALIVE),
             max_stream_buffer: 4 * 1024 * 1024,
             idle_timeout: Duration::from_secs(30 * 60),
             handshake_timeout: Duration::from_secs(60),
@@ -355,6 +369,13 @@ impl EndpointConfig {
     /// Sets the most `subscriptions/listen` streams open at once.
     pub fn max_listen_streams(mut self, streams: usize) -> Self {
         self.max_listen_streams = streams;
+        self
+    }
+
+    /// Sets how long a listen stream may stay silent before it gets a keep-alive comment
+    /// (`None`: never; see [`listen_keep_alive`](Self::listen_keep_alive)).
+    pub fn listen_keep_alive(mut self, interval: Option<Duration>) -> Self {
+        self.listen_keep_alive = interval;
         self
     }
 

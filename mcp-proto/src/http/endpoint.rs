@@ -99,6 +99,9 @@ pub struct Stats {
     pub slow_streams_cut: u64,
     /// `subscriptions/listen` streams (2026-07-28) open.
     pub listen_streams: usize,
+    /// Keep-alive comments written on silent listen streams
+    /// ([`listen_keep_alive`](super::EndpointConfig::listen_keep_alive)).
+    pub keep_alives_sent: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +177,8 @@ struct Entry {
     /// A stateless session holding a `subscriptions/listen` stream (counted in
     /// [`Endpoint::listening`]).
     listen: bool,
+    /// A listen stream's next keep-alive comment, when it stays silent until then.
+    keep_alive: Option<Instant>,
     /// A legacy HTTP+SSE session: one stream (its `standalone`) carries everything, and the
     /// session ends when that stream does.
     legacy: bool,
@@ -211,6 +216,7 @@ impl Entry {
             session,
             transient,
             listen: false,
+            keep_alive: None,
             legacy: false,
             store,
             stored: VecDeque::new(),
@@ -307,6 +313,8 @@ pub struct Endpoint {
     scratch: Vec<u8>,
     /// Sessions holding a `subscriptions/listen` stream.
     listening: usize,
+    /// [`shut_down`](Self::shut_down) was called: every request is refused.
+    shutting_down: bool,
     /// Stateful sessions per peer address (those whose driver named it).
     peers: BTreeMap<IpAddr, usize>,
     /// The sessions that may be evicted, by expiry (the first is the one to evict), and the
@@ -352,6 +360,7 @@ impl Endpoint {
             stats: Stats::default(),
             scratch: Vec::new(),
             listening: 0,
+            shutting_down: false,
             peers: BTreeMap::new(),
             idle: BTreeSet::new(),
             idle_by_peer: BTreeMap::new(),
@@ -411,6 +420,18 @@ impl Endpoint {
                 "Forbidden: Origin not allowed",
                 None,
             );
+        }
+        if self.shutting_down {
+            let mut reply = rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                TRANSPORT_ERROR,
+                "Service Unavailable: the server is shutting down",
+                None,
+            );
+            reply
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return reply;
         }
         if parts.uri.path() != self.config.path {
             if self.is_legacy_path(parts.uri.path()) {
@@ -1281,6 +1302,34 @@ impl Endpoint {
         Ok(r)
     }
 
+    /// Shuts the endpoint down: every session is closed gracefully, as its application would
+    /// ([`Session::close`]: requests in flight are answered within the session's
+    /// [`close_timeout`](crate::session::Config::close_timeout), and every
+    /// `subscriptions/listen` stream is answered with its final result, the revision's
+    /// graceful end of a subscription, rather than cut), and every request from now on is
+    /// refused with 503 (`Connection: close`). Drive the endpoint as usual until
+    /// [`is_shut_down`](Self::is_shut_down) (the replies hold their last messages until the
+    /// driver pulled them). Calling it again does nothing more.
+    pub fn shut_down(&mut self, now: Instant) {
+        self.shutting_down = true;
+        let sids: Vec<SessionId> = self.sessions.keys().copied().collect();
+        for sid in sids {
+            let Some(mut entry) = self.sessions.remove(&sid) else {
+                continue;
+            };
+            if !matches!(entry.session.state(), State::Closing | State::Closed) {
+                entry.session.close(now);
+            }
+            self.settle(now, sid, entry, None);
+        }
+    }
+
+    /// Whether [`shut_down`](Self::shut_down) was called and nothing is left: no session, no
+    /// reply body the driver has not pulled to its end.
+    pub fn is_shut_down(&self) -> bool {
+        self.shutting_down && self.sessions.is_empty() && self.conns.is_empty()
+    }
+
     // ------------------------------------------------------------------- timers
 
     /// When [`handle_timeout`](Self::handle_timeout) must be called next.
@@ -1303,6 +1352,9 @@ impl Endpoint {
                 continue;
             };
             entry.session.handle_timeout(now);
+            if entry.keep_alive.is_some_and(|t| t <= now) {
+                self.keep_alive(&mut entry, now);
+            }
             if self.expiry(&entry).is_some_and(|t| t <= now) {
                 entry.ending = Ending::Expired;
                 entry.session.handle_closed(
@@ -1311,6 +1363,23 @@ impl Endpoint {
                 );
             }
             self.settle(now, sid, entry, None);
+        }
+    }
+
+    /// Writes a keep-alive comment on the listen stream of `entry`, silent since its last
+    /// message, and arms the next one.
+    fn keep_alive(&mut self, entry: &mut Entry, now: Instant) {
+        entry.keep_alive = self.config.listen_keep_alive.map(|d| now + d);
+        for c in entry.streams.values().filter_map(|l| l.conn) {
+            if let Some(conn) = self.conns.get_mut(&c)
+                && conn.sse
+                && !conn.finished
+                && conn.queue.is_empty()
+            {
+                conn.queue.extend_from_slice(KEEP_ALIVE);
+                wake(&mut self.ready, c, conn);
+                self.stats.keep_alives_sent += 1;
+            }
         }
     }
 
@@ -1369,6 +1438,10 @@ impl Endpoint {
                     break;
                 };
                 moved = true;
+                if entry.listen {
+                    // The stream spoke: its keep-alive waits a whole interval again.
+                    entry.keep_alive = self.config.listen_keep_alive.map(|d| now + d);
+                }
                 self.route(now, sid, &mut entry, t, &buf, post);
             }
             while let Some(event) = entry.session.poll_event() {
@@ -1423,7 +1496,10 @@ impl Endpoint {
             self.end(now, sid, entry);
             return;
         }
-        let deadline = earliest(entry.session.poll_timeout(), self.expiry(&entry));
+        let deadline = earliest(
+            earliest(entry.session.poll_timeout(), self.expiry(&entry)),
+            entry.keep_alive,
+        );
         if entry.timer != deadline {
             if let Some(t) = entry.timer {
                 self.timers.remove(&(t, sid));
@@ -1783,6 +1859,9 @@ impl Endpoint {
         }
     }
 }
+
+/// The SSE comment written on a silent listen stream (clients ignore comment lines).
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 fn wake(ready: &mut VecDeque<StreamId>, id: StreamId, conn: &mut Conn) {
     if conn.waiting {

@@ -89,9 +89,9 @@ mod reply;
 mod session_id;
 
 pub use config::{
-    AllowList, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS, DEFAULT_STORE_TOTAL_BYTES,
-    DEFAULT_STORE_TOTAL_EVENTS, EndpointConfig, EventStoreFactory, LegacySse, ResponseMode,
-    ToolHeaders,
+    AllowList, DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS,
+    DEFAULT_STORE_TOTAL_BYTES, DEFAULT_STORE_TOTAL_EVENTS, EndpointConfig, EventStoreFactory,
+    LegacySse, ResponseMode, ToolHeaders,
 };
 pub use endpoint::{DeferredHead, Endpoint, PeerAddr, SessionEvent, Stats, reply_status};
 pub use event_store::{EventStore, MemoryEventStore};

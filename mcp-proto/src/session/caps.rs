@@ -18,7 +18,7 @@ pub(crate) struct CapSet {
     elicitation: bool,
     tasks: bool,
     /// The tasks extension (`extensions["io.modelcontextprotocol/tasks"]`, 2026-07-28).
-    tasks_extension: bool,
+    pub(crate) tasks_extension: bool,
     /// The skills extension (`extensions["io.modelcontextprotocol/skills"]`).
     skills: bool,
     /// Its `directoryRead: true`.
@@ -106,12 +106,14 @@ impl CapSet {
     }
 
     /// Whether a server with these capabilities has anything to deliver on a
-    /// `subscriptions/listen` stream (a list that changes, or resources to subscribe to).
+    /// `subscriptions/listen` stream (a list that changes, resources to subscribe to, or the
+    /// tasks extension's task statuses).
     pub(crate) fn serves_listen(&self) -> bool {
         self.tools_list_changed
             || self.prompts_list_changed
             || self.resources_list_changed
             || self.resources_subscribe
+            || self.tasks_extension
     }
 
     pub(super) fn allows(&self, gate: Gate, version: ProtocolVersion) -> bool {

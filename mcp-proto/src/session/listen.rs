@@ -10,8 +10,10 @@
 //!   required: `-32602` when missing or malformed. A listen request is never part of a batch
 //!   (`-32600`).
 //! - **What is honoured.** Each list flag only when the server declares that list's
-//!   `listChanged`; `resourceSubscriptions` only with `resources.subscribe`; `taskIds` never
-//!   (the tasks extension is not served here). A [`Subscription`] is that honoured subset.
+//!   `listChanged`; `resourceSubscriptions` only with `resources.subscribe`; `taskIds` only
+//!   with the tasks extension (`extensions["io.modelcontextprotocol/tasks"]`, SEP-2663), whose
+//!   `notifications/tasks` a stream then carries for those tasks. A [`Subscription`] is that
+//!   honoured subset.
 //! - **Acknowledgement first.** The session answers the request at once with
 //!   `notifications/subscriptions/acknowledged`, whose `notifications` is the honoured subset,
 //!   before anything else of the stream; the request then stays in flight (it is handed to the
@@ -23,7 +25,8 @@
 //! - **Delivery.** The application announces a [`Change`] with
 //!   [`Session::publish`]; it reaches exactly the listeners whose subscription
 //!   [wants](Subscription::wants) it (a prompts-only stream never hears of tools). A
-//!   `resources/updated` goes to listeners subscribed to that exact URI.
+//!   `resources/updated` goes to listeners subscribed to that exact URI, a task's status to
+//!   listeners that named that task.
 //! - **End.** The client cancels (`notifications/cancelled` naming the request; over HTTP it
 //!   closes the reply): the listener is gone, nothing is answered. The server ends a stream
 //!   gracefully by [`respond`](Session::respond)ing to the request (the session writes the
@@ -81,6 +84,17 @@ pub enum Change {
     ResourcesListChanged,
     /// `notifications/resources/updated` for this URI.
     ResourceUpdated(String),
+    /// `notifications/tasks` (tasks extension, SEP-2663): task `task_id` changed; `task` is
+    /// its state as one JSON object (the `DetailedTask` of `tasks/get`: `taskId`, `status`,
+    /// the timestamps, inlined `result`/`error`/`inputRequests` as its status has them),
+    /// without `resultType` and `_meta` (the stream adds its subscription id). Text that is not
+    /// a JSON object is sent as `{"taskId": task_id}` alone.
+    TaskStatus {
+        /// The task.
+        task_id: String,
+        /// Its state, a JSON object.
+        task: String,
+    },
 }
 
 impl Change {
@@ -91,6 +105,7 @@ impl Change {
             Change::PromptsListChanged => "notifications/prompts/list_changed",
             Change::ResourcesListChanged => "notifications/resources/list_changed",
             Change::ResourceUpdated(_) => "notifications/resources/updated",
+            Change::TaskStatus { .. } => crate::schema::tasks::extension::NOTIFICATION_TASKS,
         }
     }
 
@@ -99,15 +114,40 @@ impl Change {
     pub fn params(&self, id: &RequestId) -> Box<RawValue> {
         let mut b = Vec::with_capacity(80);
         b.push(b'{');
-        if let Change::ResourceUpdated(uri) = self {
-            b.extend_from_slice(b"\"uri\":");
-            jsonrpc::write_json_str(&mut b, uri);
-            b.push(b',');
+        match self {
+            Change::ResourceUpdated(uri) => {
+                b.extend_from_slice(b"\"uri\":");
+                jsonrpc::write_json_str(&mut b, uri);
+                b.push(b',');
+            }
+            Change::TaskStatus { task_id, task } => match object_fields(task) {
+                Some("") => {}
+                Some(fields) => {
+                    b.extend_from_slice(fields.as_bytes());
+                    b.push(b',');
+                }
+                None => {
+                    b.extend_from_slice(b"\"taskId\":");
+                    jsonrpc::write_json_str(&mut b, task_id);
+                    b.push(b',');
+                }
+            },
+            _ => {}
         }
         write_meta(&mut b, id);
         b.push(b'}');
         raw_from_vec(b)
     }
+}
+
+/// The members of the JSON object `text` (what lies between its braces, trimmed), if it is
+/// one.
+fn object_fields(text: &str) -> Option<&str> {
+    let t = text.trim();
+    if serde_json::from_str::<serde::de::IgnoredAny>(t).is_err() {
+        return None;
+    }
+    Some(t.strip_prefix('{')?.strip_suffix('}')?.trim())
 }
 
 /// What one listen stream carries: the notifications its client asked for, less those the
@@ -122,6 +162,8 @@ pub struct Subscription {
     pub resources_list_changed: bool,
     /// `notifications/resources/updated` for these URIs.
     pub resources: BTreeSet<String>,
+    /// `notifications/tasks` for these task ids (tasks extension).
+    pub tasks: BTreeSet<String>,
 }
 
 impl Subscription {
@@ -147,6 +189,10 @@ impl Subscription {
                 Some(uris) if caps.resources_subscribe => uris.iter().cloned().collect(),
                 _ => BTreeSet::new(),
             },
+            tasks: match &asked.task_ids {
+                Some(ids) if caps.tasks_extension => ids.iter().cloned().collect(),
+                _ => BTreeSet::new(),
+            },
         }
     }
 
@@ -157,6 +203,7 @@ impl Subscription {
             Change::PromptsListChanged => self.prompts_list_changed,
             Change::ResourcesListChanged => self.resources_list_changed,
             Change::ResourceUpdated(uri) => self.resources.contains(uri),
+            Change::TaskStatus { task_id, .. } => self.tasks.contains(task_id),
         }
     }
 
@@ -169,7 +216,7 @@ impl Subscription {
             resources_list_changed: flag(self.resources_list_changed),
             resource_subscriptions: (!self.resources.is_empty())
                 .then(|| self.resources.iter().cloned().collect()),
-            task_ids: None,
+            task_ids: (!self.tasks.is_empty()).then(|| self.tasks.iter().cloned().collect()),
         }
     }
 }
@@ -453,6 +500,47 @@ mod tests {
         assert!(!s.wants(&Change::ResourcesListChanged));
         assert!(s.wants(&Change::ResourceUpdated("a://x".into())));
         assert!(!s.wants(&Change::ResourceUpdated("a://x/y".into())));
+    }
+
+    #[test]
+    fn task_statuses_need_the_extension_and_name_their_task() {
+        let asked = raw(r#"{"notifications":{"taskIds":["t1","t2"]}}"#);
+        let without = Subscription::parse(&asked, &caps(r#"{"tools":{"listChanged":true}}"#));
+        assert!(without.unwrap().tasks.is_empty());
+        let with = caps(r#"{"extensions":{"io.modelcontextprotocol/tasks":{}}}"#);
+        assert!(with.serves_listen());
+        let s = Subscription::parse(&asked, &with).unwrap();
+        assert_eq!(
+            serde_json::to_value(s.filter()).unwrap(),
+            serde_json::json!({"taskIds": ["t1", "t2"]})
+        );
+        let change = |id: &str, task: &str| Change::TaskStatus {
+            task_id: id.into(),
+            task: task.into(),
+        };
+        assert!(s.wants(&change("t2", "{}")));
+        assert!(!s.wants(&change("t3", "{}")));
+        assert!(!s.wants(&Change::ToolsListChanged));
+        let id = RequestId::Number(7);
+        assert_eq!(change("t1", "{}").method(), "notifications/tasks");
+        assert_eq!(
+            change(
+                "t1",
+                r#" {"taskId":"t1","status":"completed","result":{"content":[]}} "#
+            )
+            .params(&id)
+            .get(),
+            r#"{"taskId":"t1","status":"completed","result":{"content":[]},"_meta":{"io.modelcontextprotocol/subscriptionId":7}}"#
+        );
+        for odd in ["", "[1]", "{", "{\"a\":1", "nope"] {
+            let p = change("t\"1", odd).params(&id);
+            let v: serde_json::Value = serde_json::from_str(p.get()).unwrap();
+            assert_eq!(v["taskId"], "t\"1", "{odd}");
+        }
+        assert_eq!(
+            change("t", " { } ").params(&id).get(),
+            r#"{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}"#
+        );
     }
 
     #[test]

@@ -11,8 +11,13 @@
 //! repeats a notification. A stream the server ends (its result at shutdown, falling behind, a
 //! broken HTTP reply) is reopened after [`REOPEN_DELAY`], and the client's cached lists are
 //! forgotten: what changed while nobody listened is unknown.
+//!
+//! A call that became a task (tasks extension) adds the task to the stream's `taskIds` while
+//! it follows it ([`TaskWatch`]): each `notifications/tasks` for it wakes the follower's next
+//! `tasks/get` early. The task leaves the set when its follower ends, without a reopen of its
+//! own (the next one leaves it out).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 
@@ -23,6 +28,7 @@ use mcp_proto::{Duration, Error, ErrorKind, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::mrtr::TaskWatch;
 use crate::peer::{Peer, ResponseFuture};
 use crate::runtime::{BoxFuture, Runtime};
 
@@ -69,6 +75,8 @@ struct State {
     /// Someone wants the stream (notifications or a subscription).
     active: bool,
     uris: BTreeSet<String>,
+    /// The tasks being followed, each with its follower's wake-up.
+    tasks: HashMap<String, futures_channel::mpsc::Sender<()>>,
     /// The stream whose messages are delivered: the last one acknowledged.
     delivering: Option<RequestId>,
     /// The task holding that stream.
@@ -204,7 +212,13 @@ impl Listen {
                     done,
                 },
             });
-            (acked, (stop_rx, done_tx), generation, params(&st.uris))
+            let tasks: BTreeSet<&String> = st.tasks.keys().collect();
+            (
+                acked,
+                (stop_rx, done_tx),
+                generation,
+                params(&st.uris, &tasks),
+            )
         };
         let request = self
             .peer
@@ -321,20 +335,67 @@ impl Listen {
     pub(super) fn delivers(&self, id: &RequestId) -> bool {
         self.lock().delivering.as_ref() == Some(id)
     }
+
+    /// A status notification of task `task_id` arrived: its follower wakes.
+    pub(super) fn on_task(&self, task_id: &str) {
+        if let Some(tx) = self.lock().tasks.get_mut(task_id) {
+            // Full: a wake-up is pending already.
+            let _ = tx.try_send(());
+        }
+    }
 }
 
-/// The params of a stream for `uris`: every list change, and those URIs.
-fn params(uris: &BTreeSet<String>) -> SubscriptionsListenRequestParams {
+impl TaskWatch for Arc<Listen> {
+    fn watch(&self, task_id: &str) -> Option<futures_channel::mpsc::Receiver<()>> {
+        if self.peer.is_closed() {
+            return None;
+        }
+        let (tx, rx) = futures_channel::mpsc::channel(0);
+        {
+            let mut st = self.lock();
+            st.active = true;
+            st.tasks.insert(task_id.to_owned(), tx);
+        }
+        // The stream is reopened with the task in its filter, in the background (the
+        // follower polls meanwhile).
+        let me = self.clone();
+        self.tasks.spawn(Box::pin(async move {
+            if let Err(e) = me.reopen(false).await {
+                tracing::debug!(target: "mcp", error = %e, "subscriptions/listen not reopened for a task");
+            }
+        }));
+        Some(rx)
+    }
+
+    fn unwatch(&self, task_id: &str) {
+        self.lock().tasks.remove(task_id);
+    }
+}
+
+/// The params of a stream for `uris` and `tasks`: every list change, those URIs, those tasks.
+fn params(uris: &BTreeSet<String>, tasks: &BTreeSet<&String>) -> SubscriptionsListenRequestParams {
     SubscriptionsListenRequestParams {
         notifications: SubscriptionFilter {
             tools_list_changed: Some(true),
             prompts_list_changed: Some(true),
             resources_list_changed: Some(true),
             resource_subscriptions: (!uris.is_empty()).then(|| uris.iter().cloned().collect()),
-            task_ids: None,
+            task_ids: (!tasks.is_empty()).then(|| tasks.iter().map(|t| (*t).clone()).collect()),
         },
         meta: None,
     }
+}
+
+/// The task a `notifications/tasks` names.
+pub(super) fn task_id(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named {
+        #[serde(rename = "taskId")]
+        task_id: String,
+    }
+    serde_json::from_str::<Named>(params?.get())
+        .ok()
+        .map(|n| n.task_id)
 }
 
 /// The listen stream a notification's params name, if any.

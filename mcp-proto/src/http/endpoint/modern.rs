@@ -24,7 +24,11 @@
 //! falling behind (the reply just ends: the `notifications/cancelled` the session writes is
 //! for stdio), or the client does not pull what is sent fast enough
 //! ([`EndpointConfig::max_stream_buffer`](super::EndpointConfig::max_stream_buffer): the reply
-//! is cut and the session ends).
+//! is cut and the session ends). A stream silent for
+//! [`EndpointConfig::listen_keep_alive`](super::EndpointConfig::listen_keep_alive) (20 s by
+//! default) gets an SSE comment (`: keep-alive`), so that proxies do not cut it as idle; a
+//! message pushes the next one a whole interval away. [`Endpoint::shut_down`] ends every
+//! stream gracefully: its session closes, which answers the listen request with its result.
 
 use alloc::borrow::Cow;
 use alloc::format;
@@ -169,6 +173,7 @@ impl Endpoint {
             // A listen stream is an SSE reply held open, whatever the reply mode: its head is
             // known at once.
             entry.listen = true;
+            entry.keep_alive = self.config.listen_keep_alive.map(|d| now + d);
             self.listening += 1;
             let (l, conn) = self.open_post_as(&mut entry, sid, c, false, false);
             entry.session.handle_message(now, body);
