@@ -30,7 +30,7 @@ pub trait ResponseStore: Send + Sync + 'static {
     fn get(&self, key: &str, now: Instant) -> Option<Box<RawValue>>;
     /// Keeps `value` under `key` until `expires`.
     fn put(&self, key: String, value: Box<RawValue>, expires: Instant, scope: CacheScope);
-    /// Drops every entry whose key starts with `prefix`.
+    /// Drops every entry whose key starts with `prefix` (every entry for `""`).
     fn invalidate(&self, prefix: &str);
 }
 
@@ -177,6 +177,11 @@ impl ResponseCache {
         );
     }
 
+    /// Drops every cached result.
+    pub(crate) fn clear(&self) {
+        self.store.invalidate("");
+    }
+
     /// Drops every cached result of `method` (with `param`, when given).
     pub(crate) fn invalidate(&self, method: &str, param: Option<&str>) {
         // Both the public and the private key of an entry start with `method\nparam\n`.
@@ -310,5 +315,8 @@ mod tests {
             cache.get("resources/read", "u2", t0).is_some(),
             "only that resource"
         );
+        // A gap in the client's listen stream forgets everything.
+        cache.clear();
+        assert!(cache.get("resources/read", "u2", t0).is_none());
     }
 }

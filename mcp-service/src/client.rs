@@ -544,6 +544,11 @@ impl Client {
             let forget = Box::new(move || {
                 if let Some(s) = caches.upgrade() {
                     *lock(&s.caches) = Caches::default();
+                    // A list change or resource update missed in the gap leaves no stale
+                    // result behind.
+                    if let Some((cache, _)) = s.responses.get() {
+                        cache.clear();
+                    }
                 }
             });
             let l = listen::Listen::new(peer.clone(), Arc::new(rt.clone()), forget);

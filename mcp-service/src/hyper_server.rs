@@ -417,7 +417,11 @@ where
         Some(t.clock.sleep_until(at))
     };
     let mut sleep = arm(0);
-    while out.len() < cap {
+    // Past the cap, the rest of the body is read and dropped, up to `DRAIN` bytes: a client
+    // still writing it then reads the 413 instead of a reset connection.
+    let mut dropped = 0usize;
+    while out.len() < cap || dropped < DRAIN {
+        let read = out.len() + dropped;
         let next = match sleep.as_mut() {
             None => body.frame().await,
             Some(s) => match futures_util::future::select(body.frame(), s).await {
@@ -425,12 +429,15 @@ where
                 futures_util::future::Either::Right(((), _)) => {
                     if let (Some(t), Some(start)) = (timer, start)
                         && t.limits
-                            .deadline_at(start, out.len())
+                            .deadline_at(start, read)
                             .is_some_and(|at| t.clock.now() >= at)
                     {
+                        if out.len() >= cap {
+                            break; // too slow to drain: answered 413 all the same
+                        }
                         return Err(ReadError::TooSlow);
                     }
-                    sleep = arm(out.len());
+                    sleep = arm(read);
                     continue;
                 }
             },
@@ -438,7 +445,11 @@ where
         let Some(frame) = next else {
             break;
         };
-        let frame = frame.map_err(|e| ReadError::Body(e.into()))?;
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(_) if out.len() >= cap => break,
+            Err(e) => return Err(ReadError::Body(e.into())),
+        };
         if let Ok(mut data) = frame.into_data() {
             while data.has_remaining() && out.len() < cap {
                 let chunk = data.chunk();
@@ -446,10 +457,14 @@ where
                 out.extend_from_slice(&chunk[..take]);
                 data.advance(take);
             }
+            dropped = dropped.saturating_add(data.remaining());
         }
     }
     Ok(out)
 }
+
+/// How much of an oversize body is read past the limit (and dropped) before the 413.
+const DRAIN: usize = 1 << 20;
 
 /// Answers one request to the MCP endpoint through `handle`: reads the body (at most the
 /// endpoint's limit plus one byte), hands it to the engine and returns its reply.
@@ -940,6 +955,29 @@ mod tests {
         assert_eq!(block_on(read_bounded(body, 4)).unwrap(), b"abcde");
         let body = chunked(vec![Ok(b"abcdefgh")]);
         assert_eq!(block_on(read_bounded(body, 0)).unwrap(), b"a");
+    }
+
+    #[test]
+    fn an_oversize_body_is_drained_a_bounded_way_past_the_limit() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Frames of 64 KiB: the first holds the limit, the rest is read and dropped (the
+        // client writing it reads the 413), but never more than a mebibyte of it.
+        static PULLED: AtomicUsize = AtomicUsize::new(0);
+        static FRAME: [u8; 65536] = [b'x'; 65536];
+        let frames = futures_util::StreamExt::map(stream::iter(0..64), |_| {
+            PULLED.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, io::Error>(Frame::data(Bytes::from_static(&FRAME)))
+        });
+        let out = block_on(read_bounded(StreamBody::new(frames), 100)).unwrap();
+        assert_eq!(out.len(), 101);
+        assert_eq!(
+            PULLED.load(Ordering::Relaxed),
+            17,
+            "the first frame and 1 MiB more"
+        );
+        // A failure while draining still gives the 413.
+        let body = chunked(vec![Ok(b"abcdef"), Err(io::ErrorKind::ConnectionReset)]);
+        assert_eq!(block_on(read_bounded(body, 4)).unwrap(), b"abcde");
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //!
 //! A driver (`mcp-tokio`, `mcp-async-std`) implements [`Driver`] — how its runtime accepts on a
 //! TCP listener and opens a TCP connection — and, behind the features of the same names,
-//! [`StdioDriver`] (the process's own stdin/stdout) and [`ProcessDriver`] (spawning a child
-//! with piped stdio). The functions here are the drivers' public API, re-exported as they are:
+//! `StdioDriver` (the process's own stdin/stdout, feature `stdio`) and `ProcessDriver`
+//! (spawning a child with piped stdio, feature `child`). The functions here are the drivers' public API, re-exported as they are:
 //! each takes the runtime value as its first argument, so `mcp_tokio::serve_tcp(rt, ..)` and
 //! `mcp_async_std::serve_tcp(rt, ..)` are the same function on another runtime.
 //!
