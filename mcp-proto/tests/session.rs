@@ -1420,6 +1420,30 @@ fn a_malformed_reply_to_the_start_leaves_closed_the_last_event() {
     }
 }
 
+/// The request that starts the session (`initialize`, `server/discover`) is not the
+/// application's to cancel: refused, and the start goes on to `Event::Ready`.
+#[test]
+fn the_start_request_cannot_be_cancelled() {
+    for discovery in [Discovery::Initialize, Discovery::Discover, Discovery::Auto] {
+        let client = client_config()
+            .versions(&ProtocolVersion::ALL)
+            .discovery(discovery);
+        let server = server_config().versions(&ProtocolVersion::ALL);
+        let mut p = Pair::new(client, server);
+        let id = p.start(CLIENT).unwrap();
+        // The pair checks that it fails (only the application's own requests are its to
+        // cancel).
+        let r = p.cancel(CLIENT, &id, None);
+        assert!(r.is_err(), "{discovery:?}");
+        p.deliver_all();
+        assert!(
+            p.models[CLIENT].ready,
+            "{discovery:?}: {:?}",
+            p.events[CLIENT]
+        );
+    }
+}
+
 /// `_meta.progressToken` is a string or an integer: anything else is refused with -32602.
 #[test]
 fn a_progress_token_that_is_not_a_string_or_integer_is_refused() {
