@@ -8,7 +8,7 @@
 //!
 //! The era setups ([`mcp_proto::testing::Eras::ALL`]: clients starting with the handshake,
 //! `server/discover` only or `Auto`, against servers of the handshake era, the stateless era
-//! or both) run `SIM_ERA_SEEDS` seeds each (default 600); a failing one is replayed with
+//! or both) run `SIM_ERA_SEEDS` seeds each (default 400); a failing one is replayed with
 //! `SIM_ERA=<index> SIM_SEED=<seed> cargo test -p mcp-proto --features testing --test
 //! simulation era`.
 
@@ -45,7 +45,7 @@ fn each_era_setup_keeps_its_invariants_and_negotiates_the_expected_version() {
     let seeds: u64 = std::env::var("SIM_ERA_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(600);
+        .unwrap_or(400);
     let jobs: Vec<(usize, u64)> = (0..Eras::ALL.len())
         .flat_map(|i| (0..seeds).map(move |s| (i, s)))
         .collect();

@@ -30,9 +30,10 @@
 //!   transmits, carries in `_meta` the protocol version (the negotiated one once ready) and
 //!   the client's configured capabilities and info; in that era the client transmits no
 //!   method its version lacks (`ping`, `logging/setLevel`, `resources/subscribe`,
-//!   `notifications/initialized`, `notifications/roots/list_changed`, …), and `send_request`
-//!   / `notify` of such a method fail with [`ErrorKind::MethodNotFound`] (or
-//!   `TransportClosed`) on either side, whatever the era;
+//!   `notifications/initialized`, `notifications/roots/list_changed`, …); and on either side,
+//!   once ready at a version, `send_request` / `notify` (unrelated to an inbound request) of a
+//!   method that version lacks fail with [`ErrorKind::MethodNotFound`] (or a transport
+//!   error: `TransportClosed`, `TransportError`);
 //! - on a server serving the stateless era, a request naming a protocol version in its
 //!   `_meta` (read as the session reads it) is of that era: when the version is one the
 //!   server serves, its `Event::Request` carries that version in `era` and its result carries
