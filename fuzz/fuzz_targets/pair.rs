@@ -2,8 +2,12 @@
 //! first 8 input bytes (the next bytes tune the link): messages are lost, duplicated,
 //! corrupted, split at any byte, delayed, and garbage lines are injected; the applications
 //! send requests, answer, report progress, cancel and close at random while time moves.
-//! The link is `mcp_proto::testing`'s, and so are the session invariants, checked after every
-//! step (see `mcp_proto::testing::Pair`); at the end
+//! A seventh knob picks the eras: the client starts with `initialize`, or with `start` in
+//! `Discover` or `Auto` (`server/discover` first, the stateless era's `_meta` on every
+//! request), and the server serves the client's versions, the handshake era only, the
+//! stateless era only, or every version.
+//! The link is `mcp_proto::testing`'s, and so are the session invariants (the stateless
+//! era's among them), checked after every step (see `mcp_proto::testing::Pair`); at the end
 //! the link is made perfect, every held request is answered, time moves past every
 //! deadline, and every request must have had exactly one outcome.
 #![no_main]
@@ -11,7 +15,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_fuzz::harness::{CLIENT, METHODS, Params, SERVER, config, pair};
 use mcp_fuzz::{Cursor, Rng};
-use mcp_proto::session::RequestOptions;
+use mcp_proto::session::{Discovery, RequestOptions};
 use mcp_proto::testing::LinkOptions;
 use mcp_proto::{Duration, RequestId};
 
@@ -61,6 +65,7 @@ fuzz_target!(|data: &[u8]| {
         cur.byte(),
         cur.byte(),
         cur.byte(),
+        cur.byte(),
     ];
     let link = LinkOptions {
         loss: u64::from(knobs[0] % 64),
@@ -71,12 +76,22 @@ fuzz_target!(|data: &[u8]| {
         max_delay: Duration::from_micros(u64::from(knobs[4] & 0x0f) * 1_000),
     };
     let versions = [0u8, 0b0010, 0b0001, 0b0110, 0b1000, 0b11111][usize::from(knobs[5] % 6)];
+    // Bit 4 of the mask is 2026-07-28 (the stateless era).
+    let server_versions = [versions, 0b01111, 0b10000, 0b11111][usize::from((knobs[6] >> 2) & 3)];
+    let start = match knobs[6] & 3 {
+        2 => Some(Discovery::Discover),
+        3 => Some(Discovery::Auto),
+        _ => None,
+    };
     let raw_framing = knobs[5] & 0x40 != 0;
-    let client = config(true, raw_framing, versions, None, 0, Some(30_000), false, 0);
+    let mut client = config(true, raw_framing, versions, None, 0, Some(30_000), false, 0);
+    if let Some(d) = start {
+        client = client.discovery(d);
+    }
     let server = config(
         false,
         knobs[5] & 0x80 != 0,
-        versions,
+        server_versions,
         None,
         0x44,
         Some(45_000),
@@ -87,7 +102,10 @@ fuzz_target!(|data: &[u8]| {
     h.link = link;
     let mut rng = Rng::new(seed);
     h.rng = Rng::new(seed.rotate_left(17));
-    let _ = h.initialize(CLIENT);
+    let _ = match start {
+        Some(_) => h.start(CLIENT),
+        None => h.initialize(CLIENT),
+    };
     h.drain();
 
     for _ in 0..STEPS {

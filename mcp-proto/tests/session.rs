@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use mcp_proto::session::{Config, Event, Framing, RequestOptions, Session, State};
+use mcp_proto::session::{Config, Discovery, Event, Framing, RequestOptions, Session, State};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
 use serde_json::json;
 
@@ -1389,6 +1389,59 @@ fn a_malformed_reply_fails_its_request_at_once() {
         "{\"jsonrpc\":\"2.0\",\"id\":999,\"error\":\"oops\"}\n",
     );
     assert!(p.server().is_awaiting(&id));
+}
+
+/// A malformed reply to the request that starts the session (`initialize`, or
+/// `server/discover` with no handshake to fall back on) ends the session with a protocol
+/// error, and `Event::Closed` stays its last event: the reply's `InvalidMessage` does not
+/// follow it (the pair checks that no event comes after `Closed`).
+#[test]
+fn a_malformed_reply_to_the_start_leaves_closed_the_last_event() {
+    for discovery in [Discovery::Initialize, Discovery::Discover] {
+        let client = client_config()
+            .versions(&ProtocolVersion::ALL)
+            .discovery(discovery);
+        let mut p = Pair::new(client, server_config());
+        let id = p.start(CLIENT).unwrap();
+        p.take_sent(CLIENT);
+        let RequestId::Number(n) = id else { panic!() };
+        p.feed_bytes(
+            CLIENT,
+            format!("{{\"jsonrpc\":\"1.0\",\"id\":{n},\"result\":{{}}}}\n").as_bytes(),
+        );
+        let events = p.take_events(CLIENT);
+        assert!(
+            matches!(
+                events.last(),
+                Some(Event::Closed(Some(e))) if e.kind() == ErrorKind::ProtocolInvalid
+            ),
+            "{discovery:?}: {events:?}"
+        );
+    }
+}
+
+/// The request that starts the session (`initialize`, `server/discover`) is not the
+/// application's to cancel: refused, and the start goes on to `Event::Ready`.
+#[test]
+fn the_start_request_cannot_be_cancelled() {
+    for discovery in [Discovery::Initialize, Discovery::Discover, Discovery::Auto] {
+        let client = client_config()
+            .versions(&ProtocolVersion::ALL)
+            .discovery(discovery);
+        let server = server_config().versions(&ProtocolVersion::ALL);
+        let mut p = Pair::new(client, server);
+        let id = p.start(CLIENT).unwrap();
+        // The pair checks that it fails (only the application's own requests are its to
+        // cancel).
+        let r = p.cancel(CLIENT, &id, None);
+        assert!(r.is_err(), "{discovery:?}");
+        p.deliver_all();
+        assert!(
+            p.models[CLIENT].ready,
+            "{discovery:?}: {:?}",
+            p.events[CLIENT]
+        );
+    }
 }
 
 /// `_meta.progressToken` is a string or an integer: anything else is refused with -32602.

@@ -299,7 +299,11 @@ impl Session {
             );
             self.on_response(now, RequestId::Number(n), Err(e));
         }
-        self.events.push_back(Event::InvalidMessage(rej.error));
+        // A reply that failed the request starting the session ended it: `Event::Closed`
+        // stays the last event.
+        if !self.closed_emitted {
+            self.events.push_back(Event::InvalidMessage(rej.error));
+        }
     }
 
     fn on_batch(&mut self, now: Instant, items: Vec<Result<Envelope<'_>, Rejected>>) {

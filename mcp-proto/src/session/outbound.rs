@@ -198,6 +198,11 @@ impl Session {
             Some(p) if p.is_initialize => {
                 Err(Error::invalid_request("`initialize` must not be cancelled"))
             }
+            // Its outcome is the session's start (`Event::Ready` or `Event::Closed`), not an
+            // `Event::Response`: cancelling it would leave the session starting forever.
+            Some(p) if p.is_discover => Err(Error::invalid_request(
+                "`server/discover` that starts the session must not be cancelled",
+            )),
             Some(_) => {
                 self.pending.remove(n);
                 self.out.push_back(Outgoing::Cancelled {

@@ -14,9 +14,32 @@
 //!   [`MessageKind`] and length; NDJSON-framed transmits end in a single newline and have
 //!   none inside;
 //! - request ids on the wire are unique per side and were allocated by that side
-//!   (`initialize`/`send_request`);
+//!   (`initialize`/`start`/`send_request`, or by the client session itself for the start
+//!   requests that follow the first: Auto's fallback `initialize`, a second
+//!   `server/discover`);
 //! - every application answer goes out once, with its request's id; a `result` the
-//!   application never gave goes out only for an inbound `ping` or `initialize`;
+//!   application never gave goes out only for an inbound `ping`, `initialize` or
+//!   `server/discover`;
+//! - the client's first exchange is the one its start asks for: `server/discover` for
+//!   [`Discovery::Discover`] and for [`Discovery::Auto`] with a stateless version configured,
+//!   `initialize` otherwise; `initialize` follows `server/discover` only in `Auto`, and never
+//!   with `Discover`; `Event::Ready` names a version of the client's configuration, of the
+//!   stateless era only when it asked `server/discover`, and [`Session::version`] agrees
+//!   with it on both sides;
+//! - every `server/discover`, and every request a client in the stateless era (2026-07-28)
+//!   transmits, carries in `_meta` the protocol version (the negotiated one once ready) and
+//!   the client's configured capabilities and info; in that era the client transmits no
+//!   method its version lacks (`ping`, `logging/setLevel`, `resources/subscribe`,
+//!   `notifications/initialized`, `notifications/roots/list_changed`, …); and on either side,
+//!   once ready at a version, `send_request` / `notify` (unrelated to an inbound request) of a
+//!   method that version lacks fail with [`ErrorKind::MethodNotFound`] (or a transport
+//!   error: `TransportClosed`, `TransportError`);
+//! - on a server serving the stateless era, a request naming a protocol version in its
+//!   `_meta` (read as the session reads it) is of that era: when the version is one the
+//!   server serves, its `Event::Request` carries that version in `era` and its result carries
+//!   a string `resultType`; otherwise it is never handed out and is answered -32022 with
+//!   `data.supported` (the server's versions, in order) and `data.requested` (the version
+//!   asked); a request without one is handed out with no `era`;
 //! - after `Event::Cancelled` for an inbound id, `respond`/`respond_error` to it fail and no
 //!   response for that id is ever transmitted (until the peer uses the id again);
 //! - every outbound request id gets at most one `Event::Response`, only for ids this side
@@ -30,7 +53,7 @@
 //!   in flight; `inbound_in_flight`/`outbound_in_flight` agree with what the application was
 //!   told;
 //! - the application's calls succeed exactly when the model says they must: `initialize`
-//!   only on a client and once, fresh ids from `send_request`, answers and progress only for
+//!   / `start` only on a client and once, fresh ids from `send_request`, answers and progress only for
 //!   open inbound requests (progress only with a token, finite and increasing), a non-object
 //!   result refused without effect, `cancel` only for an unresolved own request and its
 //!   outcome at once; failures carry the expected error kinds;
@@ -39,7 +62,10 @@
 //!   transmitted (unless the side closed); a simulation settles within its step cap;
 //! - with [`Pair::strict`], a closed session transmits nothing.
 //!
-//! [`simulate`] runs one seeded simulation of a whole conversation over a hostile link.
+//! [`simulate`] runs one seeded simulation of a whole conversation over a hostile link in the
+//! handshake era; [`simulate_eras`] runs it with the client and server speaking the eras an
+//! [`Eras`] names (the stateless era, the handshake, or both), and also checks the negotiated
+//! version against [`Eras::expected`].
 
 #![allow(
     clippy::panic,
@@ -53,7 +79,7 @@ mod rng;
 mod sim;
 
 pub use rng::Rng;
-pub use sim::{STEP_CAP, Stats, simulate};
+pub use sim::{Eras, STEP_CAP, Stats, Versions, simulate, simulate_eras};
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -67,8 +93,11 @@ use serde_json::value::RawValue;
 
 use crate::codec::ndjson::NdjsonDecoder;
 use crate::jsonrpc::{self, Envelope, Parsed};
-use crate::session::{Config, Event, Framing, MessageKind, RequestOptions, Session};
-use crate::{Duration, Error, ErrorKind, Instant, RequestId};
+use crate::schema::meta::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY};
+use crate::session::{
+    Config, Discovery, Event, Framing, MessageKind, RequestOptions, Session, State,
+};
+use crate::{Duration, Error, ErrorKind, Instant, ProtocolVersion, RequestId};
 
 /// Index of the client in a [`Pair`]'s arrays.
 pub const CLIENT: usize = 0;
@@ -159,6 +188,11 @@ pub struct Counters {
     pub invalid: u64,
     /// Events of any kind.
     pub events: u64,
+    /// Results a server transmitted for requests of the stateless era (each with its
+    /// `resultType`).
+    pub stateless_results: u64,
+    /// -32022 answers a server transmitted for requests naming a version it does not serve.
+    pub version_refusals: u64,
 }
 
 impl Counters {
@@ -171,6 +205,8 @@ impl Counters {
         self.progress += other.progress;
         self.invalid += other.invalid;
         self.events += other.events;
+        self.stateless_results += other.stateless_results;
+        self.version_refusals += other.version_refusals;
     }
 }
 
@@ -179,8 +215,24 @@ impl Counters {
 pub struct Model {
     /// Ids returned by `send_request`.
     pub sent: BTreeSet<i64>,
-    /// The id returned by `initialize`.
+    /// The id returned by `initialize` or `start`: the request that starts the session
+    /// (`initialize` or `server/discover`).
     pub init_id: Option<i64>,
+    /// How the client started ([`Pair::initialize`] is [`Discovery::Initialize`]; for
+    /// [`Pair::start`], `Auto` without a stateless version configured is too).
+    pub start: Option<Discovery>,
+    /// Start requests the client session sent on its own after the first (Auto's fallback
+    /// `initialize`, `server/discover` asked again), as seen on the wire.
+    pub start_ids: BTreeSet<i64>,
+    /// A `server/discover` went on the wire from this side.
+    pub discover_sent: bool,
+    /// The version `Event::Ready` named.
+    pub version: Option<ProtocolVersion>,
+    /// The error `Event::Closed` carried (its kind), if it carried one.
+    pub close_error: Option<ErrorKind>,
+    /// A server's inbound requests not answered yet, by id, as their `_meta` made them
+    /// (stateless era or not).
+    pub arrivals: BTreeMap<RequestId, Arrival>,
     /// Ids that had their `Event::Response`.
     pub outcomes: BTreeSet<i64>,
     /// Last progress seen per outbound id.
@@ -216,7 +268,13 @@ impl Model {
             .filter(|id| !self.outcomes.contains(id))
     }
 
-    /// The client's `initialize` is still pending.
+    /// Whether this side is in the stateless era (ready at a stateless version).
+    pub fn stateless(&self) -> bool {
+        self.version.is_some_and(ProtocolVersion::is_stateless)
+    }
+
+    /// The client's start (`initialize`, `server/discover`, the handshake that follows) is
+    /// still pending.
     pub fn init_pending(&self) -> bool {
         self.init_id.is_some_and(|id| !self.outcomes.contains(&id)) && !self.ready && !self.closed
     }
@@ -229,6 +287,23 @@ impl Model {
     fn answers_pending(&self) -> bool {
         !self.app_answers.is_empty() || !self.raw_answers.is_empty()
     }
+}
+
+/// What a request reaching a server said about its era, as the session reads its `_meta`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// No protocol version in `_meta` (or a server without the stateless era): handshake era.
+    Plain,
+    /// A request of the stateless era naming this version.
+    Stateless {
+        /// The version named.
+        requested: String,
+        /// The version, when the server serves it.
+        served: Option<ProtocolVersion>,
+    },
+    /// A `_meta` the session refuses before reading the version, a request arriving while
+    /// the session closes, or an id that arrived again before its answer: not checked.
+    Other,
 }
 
 /// How to choose an id for answering, cancelling, or addressing a hand-made message.
@@ -250,6 +325,8 @@ pub enum Pick {
 pub enum Op {
     /// [`Pair::initialize`].
     Initialize(usize),
+    /// [`Pair::start`].
+    Start(usize),
     /// [`Pair::send_request`].
     Request {
         /// The side.
@@ -699,26 +776,44 @@ impl Pair {
         let tracked = !self.untracked[side];
         for env in items {
             match &env {
-                Envelope::Request { id, .. } => {
+                Envelope::Request { id, method, params } => {
                     if kind != MessageKind::Batch {
                         assert_eq!(kind, MessageKind::Request, "{name}: {text}");
                     }
                     let RequestId::Number(n) = id else {
                         panic!("{name}: non-numeric own request id: {text}")
                     };
+                    if side == CLIENT && (method == "initialize" || method == "server/discover") {
+                        self.note_start_request(side, *n, method, &text);
+                    }
                     let m = &mut self.models[side];
                     assert!(
-                        !tracked || m.sent.contains(n) || m.init_id == Some(*n),
+                        !tracked
+                            || m.sent.contains(n)
+                            || m.init_id == Some(*n)
+                            || m.start_ids.contains(n),
                         "{name}: transmitted request id {n} it never allocated: {text}"
                     );
                     assert!(
                         m.transmitted_requests.insert(*n),
                         "{name}: request id {n} transmitted twice: {text}"
                     );
+                    if side == CLIENT {
+                        self.check_client_request(*n, method, *params, &text);
+                    }
                 }
-                Envelope::Notification { .. } => {
+                Envelope::Notification { method, .. } => {
                     if kind != MessageKind::Batch {
                         assert_eq!(kind, MessageKind::Notification, "{name}: {text}");
+                    }
+                    if side == CLIENT
+                        && let Some(v) = self.models[side].version.filter(|v| v.is_stateless())
+                        && let Some(spec) = crate::method::lookup(method)
+                    {
+                        assert!(
+                            spec.in_version(v),
+                            "{name}: transmitted `{method}`, which {v} does not have: {text}"
+                        );
                     }
                 }
                 Envelope::Response { id, result } => {
@@ -727,14 +822,21 @@ impl Pair {
                     }
                     let mark = app_mark_of_result(result.get());
                     self.check_answer(side, id, mark, true, &text);
+                    self.check_era_answer(side, id, Ok(result), &text);
                 }
-                Envelope::Error { id, message, .. } => {
+                Envelope::Error {
+                    id,
+                    code,
+                    message,
+                    data,
+                } => {
                     if kind != MessageKind::Batch {
                         assert_eq!(kind, MessageKind::Response, "{name}: {text}");
                     }
                     if let Some(id) = id {
                         let mark = app_mark_of_message(message);
                         self.check_answer(side, id, mark, false, &text);
+                        self.check_era_answer(side, id, Err((*code, *data)), &text);
                     }
                 }
             }
@@ -788,6 +890,219 @@ impl Pair {
         );
     }
 
+    /// A start request (`initialize`, `server/discover`) goes out from the client.
+    fn note_start_request(&mut self, side: usize, n: i64, method: &str, text: &str) {
+        let name = self.who(side);
+        let tracked = !self.untracked[side];
+        let m = &mut self.models[side];
+        let discover = method == "server/discover";
+        if m.sent.contains(&n) {
+            // An application's own request of that name (`server/discover` in the stateless
+            // era): not a start.
+            return;
+        }
+        if !tracked {
+            m.discover_sent |= discover;
+            return;
+        }
+        let mode = m.start;
+        if discover {
+            assert!(
+                matches!(mode, Some(Discovery::Discover | Discovery::Auto)),
+                "{name}: transmitted `server/discover` but started with {mode:?}: {text}"
+            );
+        } else {
+            assert!(
+                matches!(mode, Some(Discovery::Initialize | Discovery::Auto)),
+                "{name}: transmitted `initialize` but started with {mode:?}: {text}"
+            );
+            assert!(
+                mode != Some(Discovery::Auto) || m.discover_sent,
+                "{name}: Auto transmitted `initialize` before `server/discover`: {text}"
+            );
+        }
+        if let Some(first) = m.init_id
+            && !m.transmitted_requests.contains(&first)
+        {
+            assert_eq!(
+                n, first,
+                "{name}: the first start request on the wire is not the one start() returned: {text}"
+            );
+            let expected = if mode == Some(Discovery::Initialize) {
+                "initialize"
+            } else {
+                "server/discover"
+            };
+            assert_eq!(
+                method, expected,
+                "{name}: started with {mode:?}, the first exchange is `{method}`: {text}"
+            );
+        } else if m.init_id != Some(n) {
+            // One the session made itself: Auto's fallback, or `server/discover` again.
+            assert!(
+                m.init_pending(),
+                "{name}: start request {n} (`{method}`) after the start settled: {text}"
+            );
+            let newest = m
+                .sent
+                .iter()
+                .chain(m.init_id.iter())
+                .chain(m.start_ids.iter())
+                .copied()
+                .max()
+                .unwrap_or(0);
+            assert!(
+                n > newest,
+                "{name}: start request {n} (`{method}`) reuses an id: {text}"
+            );
+            m.start_ids.insert(n);
+        }
+        m.discover_sent |= discover;
+    }
+
+    /// A client request on the wire: in the stateless era (and for `server/discover`) it
+    /// carries the era's `_meta`, and its method is one of the era.
+    fn check_client_request(&self, n: i64, method: &str, params: Option<&RawValue>, text: &str) {
+        let name = self.who(CLIENT);
+        let m = &self.models[CLIENT];
+        let config = self.sessions[CLIENT].config();
+        let start = method == "server/discover" && !m.sent.contains(&n);
+        let version = match m.version {
+            Some(v) if v.is_stateless() => {
+                if let Some(spec) = crate::method::lookup(method) {
+                    assert!(
+                        spec.in_version(v),
+                        "{name}: transmitted `{method}`, which {v} does not have: {text}"
+                    );
+                }
+                Some(v)
+            }
+            _ if start => None,
+            _ => return,
+        };
+        let meta = params.map(|p| serde_json::from_str::<serde_json::Value>(p.get()));
+        let meta = match meta {
+            Some(Ok(v)) => v.get("_meta").cloned(),
+            Some(Err(e)) if e.to_string().contains("recursion limit") => return,
+            Some(Err(e)) => panic!("{name}: params are not JSON ({e}): {text}"),
+            None => None,
+        };
+        let Some(serde_json::Value::Object(meta)) = meta else {
+            panic!("{name}: a request of the stateless era without a `_meta` object: {text}")
+        };
+        let named = meta
+            .get(PROTOCOL_VERSION_KEY)
+            .and_then(serde_json::Value::as_str)
+            .and_then(ProtocolVersion::parse);
+        match version {
+            Some(v) => assert_eq!(
+                named,
+                Some(v),
+                "{name}: a request of the {v} era names another version: {text}"
+            ),
+            None => assert!(
+                named.is_some_and(|v| v.is_stateless() && config.versions.contains(&v)),
+                "{name}: `server/discover` names no stateless version of its own: {text}"
+            ),
+        }
+        let own = |raw: &RawValue| serde_json::from_str::<serde_json::Value>(raw.get()).ok();
+        assert_eq!(
+            meta.get(CLIENT_CAPABILITIES_KEY).cloned(),
+            own(&config.capabilities),
+            "{name}: a request of the stateless era without the configured capabilities: {text}"
+        );
+        assert_eq!(
+            meta.get(CLIENT_INFO_KEY).cloned(),
+            own(&config.info),
+            "{name}: a request of the stateless era without the configured info: {text}"
+        );
+    }
+
+    /// A server's answer to a request whose era it noted on arrival.
+    fn check_era_answer(
+        &mut self,
+        side: usize,
+        id: &RequestId,
+        answer: Result<&RawValue, (i64, Option<&RawValue>)>,
+        text: &str,
+    ) {
+        let Some(arrival) = self.models[side].arrivals.remove(id) else {
+            return;
+        };
+        let name = self.who(side);
+        match (arrival, answer) {
+            (
+                Arrival::Stateless {
+                    served: Some(v), ..
+                },
+                Ok(result),
+            ) => {
+                #[derive(serde::Deserialize)]
+                struct Typed<'a> {
+                    #[serde(rename = "resultType", borrow)]
+                    result_type: Option<&'a RawValue>,
+                }
+                match serde_json::from_str::<Typed<'_>>(result.get()) {
+                    Ok(t) => assert!(
+                        t.result_type.is_some_and(|r| r.get().starts_with('"')),
+                        "{name}: the result of a {v} request has no string `resultType`: {text}"
+                    ),
+                    Err(e) => assert!(
+                        e.to_string().contains("recursion limit"),
+                        "{name}: a result that is not an object ({e}): {text}"
+                    ),
+                }
+                self.models[side].counters.stateless_results += 1;
+            }
+            (
+                Arrival::Stateless {
+                    requested,
+                    served: None,
+                },
+                Ok(_),
+            ) => panic!(
+                "{name}: a request naming version {requested:?}, which it does not serve, got a result: {text}"
+            ),
+            (
+                Arrival::Stateless {
+                    requested,
+                    served: None,
+                },
+                Err((code, data)),
+            ) => {
+                assert_eq!(
+                    code, -32022,
+                    "{name}: a request naming version {requested:?}, which it does not serve, was not refused with -32022: {text}"
+                );
+                #[derive(serde::Deserialize)]
+                struct Data {
+                    supported: Vec<String>,
+                    requested: String,
+                }
+                let data = data.and_then(|d| serde_json::from_str::<Data>(d.get()).ok());
+                let Some(data) = data else {
+                    panic!("{name}: -32022 without `data.supported` and `data.requested`: {text}")
+                };
+                let served: Vec<&str> = self.sessions[side]
+                    .config()
+                    .versions
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect();
+                assert_eq!(
+                    data.supported, served,
+                    "{name}: -32022 names other versions than it serves: {text}"
+                );
+                assert_eq!(
+                    data.requested, requested,
+                    "{name}: -32022 names another requested version: {text}"
+                );
+                self.models[side].counters.version_refusals += 1;
+            }
+            _ => {}
+        }
+    }
+
     fn on_event(&mut self, side: usize, e: &Event) {
         let name = self.who(side);
         let tracked = !self.untracked[side];
@@ -795,9 +1110,30 @@ impl Pair {
         m.counters.events += 1;
         assert!(!m.closed, "{name}: event after Event::Closed: {e:?}");
         match e {
-            Event::Ready { .. } => {
+            Event::Ready { version, .. } => {
                 assert!(!m.ready, "{name}: Event::Ready twice");
                 m.ready = true;
+                m.version = Some(*version);
+                assert!(
+                    self.sessions[side].config().versions.contains(version),
+                    "{name}: Event::Ready at {version}, which it was not configured with"
+                );
+                if side == CLIENT && tracked {
+                    if version.is_stateless() {
+                        assert!(
+                            m.discover_sent
+                                && matches!(m.start, Some(Discovery::Discover | Discovery::Auto)),
+                            "{name}: ready in the stateless era without asking `server/discover` (start {:?})",
+                            m.start
+                        );
+                    } else {
+                        assert!(
+                            matches!(m.start, Some(Discovery::Initialize | Discovery::Auto)),
+                            "{name}: ready at {version} after starting with {:?}",
+                            m.start
+                        );
+                    }
+                }
             }
             Event::Request(r) => {
                 assert!(
@@ -805,6 +1141,26 @@ impl Pair {
                     "{name}: Event::Request for id {:?} already open",
                     r.id
                 );
+                match m.arrivals.get(&r.id) {
+                    Some(Arrival::Plain) => assert!(
+                        r.era.is_none(),
+                        "{name}: a request without a version in `_meta` was handed out with an era: {r:?}"
+                    ),
+                    Some(Arrival::Stateless {
+                        served: Some(v), ..
+                    }) => assert_eq!(
+                        r.era.as_ref().map(|e| e.version),
+                        Some(*v),
+                        "{name}: a request of {v} was handed out without its era: {r:?}"
+                    ),
+                    Some(Arrival::Stateless {
+                        requested,
+                        served: None,
+                    }) => panic!(
+                        "{name}: a request naming version {requested:?}, which it does not serve, was handed out: {r:?}"
+                    ),
+                    _ => {}
+                }
                 m.cancelled.remove(&r.id);
                 m.reported.remove(&r.id);
                 m.open.push((r.id.clone(), r.progress_token.is_some()));
@@ -818,6 +1174,7 @@ impl Pair {
                 };
                 m.open.remove(i);
                 m.reported.remove(id);
+                m.arrivals.remove(id);
                 m.cancelled.insert(id.clone());
             }
             Event::Response { id, result } => {
@@ -877,10 +1234,12 @@ impl Pair {
                 m.progress.insert(*n, *progress);
             }
             Event::InvalidMessage(_) => m.counters.invalid += 1,
-            Event::Closed(_) => {
+            Event::Closed(error) => {
                 m.closed = true;
+                m.close_error = error.as_ref().map(Error::kind);
                 m.open.clear();
                 m.reported.clear();
+                m.arrivals.clear();
                 let missing: Vec<i64> = m.unresolved().collect();
                 assert!(
                     !tracked || missing.is_empty(),
@@ -914,6 +1273,13 @@ impl Pair {
                 s.outbound_in_flight(),
                 0,
                 "{name}: closed, outbound in flight"
+            );
+        }
+        if m.ready {
+            assert_eq!(
+                s.version(),
+                m.version,
+                "{name}: version() disagrees with Event::Ready"
             );
         }
         if self.untracked[side] {
@@ -956,19 +1322,29 @@ impl Pair {
         }
     }
 
-    /// A message carrying id X reaching `side` makes X a fresh inbound id; a `ping` or
-    /// `initialize` with id X may be answered by the session itself.
+    /// A message carrying id X reaching `side` makes X a fresh inbound id; a `ping`,
+    /// `initialize` or `server/discover` with id X may be answered by the session itself; a
+    /// request reaching a server has its era noted ([`Arrival`]).
     fn note_message(&mut self, side: usize, body: &[u8]) {
         if body.len() > self.max_message[side] {
             return;
         }
+        let session = &self.sessions[side];
+        let server = !session.is_client();
+        let serves = server && session.config().versions.iter().any(|v| v.is_stateless());
+        let closing = matches!(session.state(), State::Closing | State::Closed);
+        let versions = &session.config().versions;
         let mut ids = Vec::new();
         let mut auto = Vec::new();
+        let mut arrivals = Vec::new();
         let mut one = |r: &Result<Envelope<'_>, jsonrpc::Rejected>| match r {
-            Ok(Envelope::Request { id, method, .. }) => {
+            Ok(Envelope::Request { id, method, params }) => {
                 ids.push(id.clone());
-                if method == "ping" || method == "initialize" {
+                if method == "ping" || method == "initialize" || method == "server/discover" {
                     auto.push(id.clone());
+                }
+                if server {
+                    arrivals.push((id.clone(), arrival_of(*params, versions, serves, closing)));
                 }
             }
             Err(rej) => ids.extend(rej.id.clone()),
@@ -984,6 +1360,17 @@ impl Pair {
         }
         for id in auto {
             *m.session_answerable.entry(id).or_default() += 1;
+        }
+        for (id, arrival) in arrivals {
+            // The same id again before its answer: which answer is whose is not followed.
+            match m.arrivals.entry(id) {
+                alloc::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(arrival);
+                }
+                alloc::collections::btree_map::Entry::Occupied(mut o) => {
+                    o.insert(Arrival::Other);
+                }
+            }
         }
     }
 
@@ -1172,18 +1559,66 @@ impl Pair {
     /// The client application starts the handshake (on a server it must fail).
     pub fn initialize(&mut self, side: usize) -> Result<RequestId, Error> {
         let r = self.sessions[side].initialize(self.now);
-        let name = self.who(side);
-        if let Ok(id) = &r {
-            let RequestId::Number(n) = id else {
-                panic!("{name}: initialize() returned a non-numeric id {id:?}")
-            };
-            assert_eq!(side, CLIENT, "{name}: a server accepted initialize()");
-            let m = &mut self.models[side];
-            assert!(m.init_id.is_none(), "{name}: initialize() succeeded twice");
-            assert!(!m.sent.contains(n), "{name}: initialize() reused id {n}");
-            m.init_id = Some(*n);
-        }
+        self.started(side, &r, Discovery::Initialize);
         r
+    }
+
+    /// The client application starts the session as its [`Config::discovery`] says
+    /// ([`Session::start`]): the handshake, or `server/discover` first (on a server it must
+    /// fail).
+    pub fn start(&mut self, side: usize) -> Result<RequestId, Error> {
+        let config = self.sessions[side].config();
+        let mode = match config.discovery {
+            Discovery::Auto if !config.versions.iter().any(|v| v.is_stateless()) => {
+                Discovery::Initialize
+            }
+            d => d,
+        };
+        let r = self.sessions[side].start(self.now);
+        self.started(side, &r, mode);
+        r
+    }
+
+    fn started(&mut self, side: usize, r: &Result<RequestId, Error>, mode: Discovery) {
+        let name = self.who(side);
+        if let Ok(id) = r {
+            let RequestId::Number(n) = id else {
+                panic!("{name}: the start returned a non-numeric id {id:?}")
+            };
+            assert_eq!(side, CLIENT, "{name}: a server accepted a start");
+            let m = &mut self.models[side];
+            assert!(m.init_id.is_none(), "{name}: the session started twice");
+            assert!(!m.sent.contains(n), "{name}: the start reused id {n}");
+            m.init_id = Some(*n);
+            m.start = Some(mode);
+        }
+    }
+
+    /// The client application sets the log level its stateless-era requests ask for
+    /// ([`Session::set_log_level`]).
+    pub fn set_log_level(&mut self, side: usize, level: Option<crate::schema::LoggingLevel>) {
+        self.sessions[side].set_log_level(level);
+    }
+
+    /// A known method this side's negotiated version lacks must be refused.
+    fn expect_era_refusal(&self, side: usize, method: &str, request: bool, r: &Result<(), Error>) {
+        let Some(version) = self.models[side].version else {
+            return;
+        };
+        let Some(spec) = crate::method::lookup(method) else {
+            return;
+        };
+        if spec.request != request || spec.in_version(version) || method == "initialize" {
+            return;
+        }
+        assert!(
+            r.as_ref().err().is_some_and(|e| matches!(
+                e.kind(),
+                ErrorKind::MethodNotFound | ErrorKind::TransportClosed | ErrorKind::TransportError
+            )),
+            "{}: `{method}`, which {version} does not have, gave {r:?}",
+            self.who(side)
+        );
     }
 
     /// The application sends a request.
@@ -1196,13 +1631,19 @@ impl Pair {
     ) -> Result<RequestId, Error> {
         let r = self.sessions[side].send_request(self.now, method, params, opts);
         let name = self.who(side);
+        self.expect_era_refusal(
+            side,
+            method,
+            true,
+            &r.as_ref().map(|_| ()).map_err(Clone::clone),
+        );
         if let Ok(id) = &r {
             let RequestId::Number(n) = id else {
                 panic!("{name}: send_request returned a non-numeric id {id:?}")
             };
             let m = &mut self.models[side];
             assert!(
-                !m.sent.contains(n) && m.init_id != Some(*n),
+                !m.sent.contains(n) && m.init_id != Some(*n) && !m.start_ids.contains(n),
                 "{name}: send_request reused id {n}"
             );
             m.sent.insert(*n);
@@ -1218,7 +1659,13 @@ impl Pair {
         params: Option<Box<RawValue>>,
         related: Option<RequestId>,
     ) -> Result<(), Error> {
-        self.sessions[side].notify_related(method, params, related)
+        // A notification about a stateless-era request is of that request's era.
+        let unrelated = related.is_none();
+        let r = self.sessions[side].notify_related(method, params, related);
+        if unrelated && method != "notifications/initialized" {
+            self.expect_era_refusal(side, method, false, &r);
+        }
+        r
     }
 
     /// An open inbound id (by index), a cancelled one, or the id itself.
@@ -1489,6 +1936,9 @@ impl Pair {
             Op::Initialize(side) => {
                 let _ = self.initialize(*side);
             }
+            Op::Start(side) => {
+                let _ = self.start(*side);
+            }
             Op::Request {
                 side,
                 method,
@@ -1647,8 +2097,12 @@ fn garbage(rng: &mut Rng, ndjson: bool) -> Vec<u8> {
     g
 }
 
+/// The mark of a marked result: its first `"harness-app":` member (a stateless-era result
+/// has members before it: `resultType`, `_meta`).
 fn app_mark_of_result(result: &str) -> Option<u64> {
-    let rest = result.strip_prefix(&format!("{{\"{APP_MARK}\":"))?;
+    let key = format!("\"{APP_MARK}\":");
+    let at = result.find(&key)?;
+    let rest = &result[at + key.len()..];
     let end = rest.find(|c: char| !c.is_ascii_digit())?;
     rest[..end].parse().ok()
 }
@@ -1657,4 +2111,53 @@ fn app_mark_of_message(message: &str) -> Option<u64> {
     let rest = message.strip_prefix(APP_MARK)?.strip_prefix(' ')?;
     let end = rest.find(' ')?;
     rest[..end].parse().ok()
+}
+
+/// How a server session reads the era of a request reaching it (see [`Arrival`]).
+fn arrival_of(
+    params: Option<&RawValue>,
+    versions: &[ProtocolVersion],
+    serves: bool,
+    closing: bool,
+) -> Arrival {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<alloc::borrow::Cow<'a, str>>,
+        #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
+        capabilities: Option<&'a RawValue>,
+        #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow)]
+        info: Option<&'a RawValue>,
+        #[serde(rename = "io.modelcontextprotocol/logLevel", borrow)]
+        log_level: Option<alloc::borrow::Cow<'a, str>>,
+        #[serde(rename = "progressToken")]
+        progress_token: Option<crate::id::ProgressToken>,
+    }
+    let Some(params) = params.filter(|_| serves) else {
+        return Arrival::Plain;
+    };
+    let json = params.get();
+    if !json.contains("\"_meta\"") || !json.contains(PROTOCOL_VERSION_KEY) {
+        return Arrival::Plain;
+    }
+    if closing {
+        return Arrival::Other;
+    }
+    match serde_json::from_str::<Params<'_>>(json) {
+        Ok(Params {
+            meta: Some(Meta {
+                version: Some(v), ..
+            }),
+        }) => Arrival::Stateless {
+            served: ProtocolVersion::parse(&v).filter(|p| p.is_stateless() && versions.contains(p)),
+            requested: v.into_owned(),
+        },
+        _ => Arrival::Other,
+    }
 }
