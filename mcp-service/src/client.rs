@@ -13,10 +13,11 @@ mod listen;
 use std::collections::{BTreeMap, HashMap};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 
-use futures_channel::mpsc::{self, UnboundedReceiver};
+use futures_channel::mpsc::{self, Receiver};
 
 use crate::notifications::{self, Notifications};
 use futures_channel::oneshot;
@@ -723,8 +724,15 @@ impl Client {
     }
 
     /// `tools/call`, yielding streamed content items as they arrive, then the final result.
+    ///
+    /// Up to [`TOOL_STREAM_BACKLOG`] items wait for a consumer that has not taken them; the
+    /// ones streamed past that are not queued (counted in [`ToolStream::skipped`]), so a
+    /// stream nobody reads holds bounded memory. The final result still carries the content
+    /// the server kept for it.
     pub fn call_tool_stream(&self, name: &str, arguments: Value) -> ToolStream {
-        let (tx, rx) = mpsc::unbounded();
+        let (mut tx, rx) = mpsc::channel(TOOL_STREAM_BACKLOG);
+        let skipped = Arc::new(AtomicUsize::new(0));
+        let skips = skipped.clone();
         let call = self
             .call_tool(name, arguments)
             .progress(move |p: Progress| {
@@ -735,12 +743,15 @@ impl Client {
                         .and_then(|v| serde_json::from_value::<Vec<Content>>(v).ok())
                 }) {
                     for item in items {
-                        let _ = tx.unbounded_send(item);
+                        if tx.try_send(item).is_err() {
+                            skips.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
             });
         ToolStream {
             partial: rx,
+            skipped,
             partial_open: true,
             delivered: 0,
             call: Some(Box::pin(call.into_future())),
@@ -1087,9 +1098,13 @@ pub enum ToolStreamItem {
     Done(Result<CallToolResult, Error>),
 }
 
+/// How many streamed items of a [`Client::call_tool_stream`] wait for their consumer at most.
+pub const TOOL_STREAM_BACKLOG: usize = 256;
+
 /// The stream of a streaming tool call. Dropping it cancels the call.
 pub struct ToolStream {
-    partial: UnboundedReceiver<Content>,
+    partial: Receiver<Content>,
+    skipped: Arc<AtomicUsize>,
     partial_open: bool,
     delivered: usize,
     call: Option<Pin<Box<ToolCallFuture>>>,
@@ -1101,6 +1116,12 @@ impl ToolStream {
     /// How many partial items were delivered so far.
     pub fn delivered(&self) -> usize {
         self.delivered
+    }
+
+    /// How many partial items were not queued because [`TOOL_STREAM_BACKLOG`] items already
+    /// waited for the consumer.
+    pub fn skipped(&self) -> usize {
+        self.skipped.load(Ordering::Relaxed)
     }
 }
 
