@@ -1538,17 +1538,21 @@ impl Server {
     /// shut the engine down: `HttpHandle::shut_down`, feature `http-server`).
     /// Connections opened afterwards are served as usual.
     pub fn shut_down(&self) {
-        let conns: Vec<Arc<ConnState>> = self
-            .inner
+        for c in self.connections(|_| true) {
+            c.peer.close();
+        }
+    }
+
+    /// The connections served that `keep` accepts, taken out of the lock.
+    fn connections(&self, keep: impl Fn(&ConnState) -> bool) -> Vec<Arc<ConnState>> {
+        self.inner
             .connections
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
+            .filter(|c| keep(c))
             .cloned()
-            .collect();
-        for c in conns {
-            c.peer.close();
-        }
+            .collect()
     }
 
     /// How many connections are being served.
@@ -1566,15 +1570,7 @@ impl Server {
         params: Option<&Value>,
         only: impl Fn(&ConnState) -> bool,
     ) {
-        let conns: Vec<Arc<ConnState>> = self
-            .inner
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .filter(|c| c.ready.load(Ordering::Acquire) && only(c))
-            .cloned()
-            .collect();
+        let conns = self.connections(|c| c.ready.load(Ordering::Acquire) && only(c));
         let raw = params.and_then(|p| crate::raw::to_raw(p).ok());
         for c in conns {
             let _ = c.peer.notify(method, raw.clone());
