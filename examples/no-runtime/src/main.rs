@@ -1,0 +1,230 @@
+//! An MCP server over stdio driven by the sans-IO core alone: no async runtime, no executor,
+//! no thread. Blocking reads and writes and one plain loop; the session's
+//! [`poll_timeout`](Session::poll_timeout) bounds how long a read may wait. It serves the
+//! `echo` tool (with progress when the caller asks for it), one resource and one prompt, to
+//! clients of both eras (the `initialize` handshake and 2026-07-28).
+//!
+//! This is the reference for a driver on a new host. Its whole contract with the core is:
+//!
+//! 1. feed what arrives to [`Session::handle_bytes`], and tell the session when the input
+//!    ended ([`Session::handle_closed`]);
+//! 2. hand [`Session::poll_event`]'s events to the application, which answers through the
+//!    session ([`Session::respond`], [`Session::report_progress`], …);
+//! 3. write out what [`Session::poll_transmit`] gives;
+//! 4. call [`Session::handle_timeout`] when [`Session::poll_timeout`]'s deadline passes;
+//!
+//! and to stop when [`Session::is_closed`] says so.
+//!
+//! ```text
+//! cargo run -p mcp-example-no-runtime
+//! ```
+//!
+//! On Unix the read waits with `poll(2)` on stdin up to the session's deadline. Elsewhere it
+//! is a plain blocking read, and deadlines are checked when input arrives.
+
+use std::io::{self, Read, Write};
+
+use mcp_proto::session::{Config, Event, InboundRequest, Session};
+use mcp_proto::{Duration, Error, Instant, ProtocolVersion};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+fn main() {
+    if let Err(e) = serve(io::stdin().lock(), io::stdout().lock()) {
+        eprintln!("no-runtime-server: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The server's configuration: both eras, the three capabilities it has.
+fn config() -> Config {
+    let mut config = Config::new("no-runtime-server", env!("CARGO_PKG_VERSION"))
+        .versions(&ProtocolVersion::ALL);
+    config.capabilities = raw(r#"{"tools":{},"resources":{},"prompts":{}}"#);
+    config
+}
+
+/// Serves one session on `input`/`output` until it closes.
+fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<()> {
+    let start = std::time::Instant::now();
+    let now = || Instant::ZERO + Duration::from_micros(start.elapsed().as_micros() as u64);
+    let mut session = Session::server(config());
+    let mut read_buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::new();
+    loop {
+        // The application's turn: every event the session has.
+        while let Some(event) = session.poll_event() {
+            if let Event::Request(req) = event {
+                answer(&mut session, req);
+            }
+        }
+        // The transport's turn: everything the session has to say, in one write.
+        out.clear();
+        while session.poll_transmit(&mut out).is_some() {}
+        if !out.is_empty() {
+            output.write_all(&out)?;
+            output.flush()?;
+            continue; // writing may have produced events (e.g. a close completing)
+        }
+        if session.is_closed() {
+            return Ok(());
+        }
+        // Wait for input, no longer than the session's next deadline.
+        let deadline = session.poll_timeout();
+        let wait = deadline.map(|d| {
+            std::time::Duration::from_micros(d.saturating_duration_since(now()).as_micros())
+        });
+        if !input.wait_readable(wait)? {
+            session.handle_timeout(now());
+            continue;
+        }
+        match input.read(&mut read_buf) {
+            Ok(0) => session.handle_closed(now(), None),
+            Ok(n) => session.handle_bytes(now(), &read_buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => session.handle_closed(now(), Some(Error::new(mcp_proto::ErrorKind::TransportError, e.to_string()))),
+        }
+        if deadline.is_some_and(|d| d <= now()) {
+            session.handle_timeout(now());
+        }
+    }
+}
+
+/// The application: one answer per request.
+fn answer(session: &mut Session, req: InboundRequest) {
+    let params: Value = req
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null);
+    let result = match &*req.method {
+        "tools/list" => Ok(json!({"tools": [{
+            "name": "echo",
+            "description": "Echoes its text",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"]
+            }
+        }]})),
+        "tools/call" => call_tool(session, &req, &params),
+        "resources/list" => Ok(json!({"resources": [{
+            "uri": RESOURCE, "name": "hello", "mimeType": "text/plain"
+        }]})),
+        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
+        "resources/read" => match params["uri"].as_str() {
+            Some(RESOURCE) => Ok(json!({"contents": [{
+                "uri": RESOURCE, "mimeType": "text/plain", "text": RESOURCE_TEXT
+            }]})),
+            uri => Err(resource_not_found(uri.unwrap_or(""), session.version())),
+        },
+        "prompts/list" => Ok(json!({"prompts": [{
+            "name": "greet",
+            "description": "A greeting for someone",
+            "arguments": [{"name": "name", "required": true}]
+        }]})),
+        "prompts/get" => match (params["name"].as_str(), params["arguments"]["name"].as_str()) {
+            (Some("greet"), Some(name)) => Ok(json!({"messages": [{
+                "role": "user",
+                "content": {"type": "text", "text": format!("Say hello to {name}.")}
+            }]})),
+            (Some("greet"), None) => Err(Error::invalid_params("missing argument `name`")),
+            (other, _) => Err(Error::invalid_params(format!(
+                "no such prompt: {}",
+                other.unwrap_or("")
+            ))),
+        },
+        other => Err(Error::method_not_found(other)),
+    };
+    // The session refuses an answer to a request it no longer holds (cancelled, closed):
+    // nothing to do then.
+    let _ = match result.and_then(|v| mcp_proto::jsonrpc::to_raw(&v)) {
+        Ok(result) => session.respond(&req.id, result),
+        Err(e) => session.respond_error(&req.id, e),
+    };
+}
+
+/// `tools/call echo`: progress first when the caller asked for it, then the text back.
+fn call_tool(session: &mut Session, req: &InboundRequest, params: &Value) -> Result<Value, Error> {
+    if params["name"] != "echo" {
+        let name = params["name"].as_str().unwrap_or("");
+        return Err(Error::invalid_params(format!("no such tool: {name}")));
+    }
+    let Some(text) = params["arguments"]["text"].as_str() else {
+        return Ok(json!({
+            "content": [{"type": "text", "text": "`text` must be a string"}],
+            "isError": true
+        }));
+    };
+    if req.progress_token.is_some() {
+        let _ = session.report_progress(&req.id, 1.0, Some(1.0), Some("echoed"));
+    }
+    Ok(json!({"content": [{"type": "text", "text": text}]}))
+}
+
+const RESOURCE: &str = "memo://hello";
+const RESOURCE_TEXT: &str = "Hello from a server with no runtime.";
+
+/// A missing resource, as the negotiated version says (-32002 before 2026-07-28, -32602 with
+/// `data.uri` since).
+fn resource_not_found(uri: &str, version: Option<ProtocolVersion>) -> Error {
+    let version = version.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+    let data = json!({ "uri": uri });
+    let mut e = Error::new(
+        mcp_proto::ErrorKind::NotFound,
+        format!("Resource not found: {uri}"),
+    )
+    .with_code(version.resource_not_found_code());
+    if let Ok(data) = mcp_proto::jsonrpc::to_raw(&data) {
+        e = e.with_data(data);
+    }
+    e
+}
+
+fn raw(s: &str) -> Box<RawValue> {
+    RawValue::from_string(s.to_owned()).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object())
+}
+
+/// An input that can wait until it is readable, for at most a while.
+trait Waitable {
+    /// Waits until a read would not block, or `wait` passed (`Ok(false)`); `None` waits for
+    /// input however long it takes.
+    fn wait_readable(&mut self, wait: Option<std::time::Duration>) -> io::Result<bool>;
+}
+
+#[cfg(unix)]
+impl Waitable for io::StdinLock<'_> {
+    fn wait_readable(&mut self, wait: Option<std::time::Duration>) -> io::Result<bool> {
+        let timeout_ms = match wait {
+            None => -1,
+            // Rounded up, so a deadline is never polled for before it passed.
+            Some(d) => i32::try_from(d.as_micros().div_ceil(1000)).unwrap_or(i32::MAX),
+        };
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd, and its count.
+            let n = unsafe { libc::poll(&mut fd, 1, timeout_ms) };
+            match n {
+                0 => return Ok(false),
+                n if n > 0 => return Ok(true), // readable, at its end, or failed: read says
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+impl Waitable for io::StdinLock<'_> {
+    fn wait_readable(&mut self, _wait: Option<std::time::Duration>) -> io::Result<bool> {
+        Ok(true) // a plain blocking read
+    }
+}

@@ -1,0 +1,77 @@
+//! Our client walks the no-runtime server as a child process, in both eras: the echo tool
+//! (checked, with progress), the resource (and a missing one, with the era's code), the prompt
+//! (and a missing argument), then a clean exit when its stdin closes.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_proto::session::Discovery;
+use mcp_proto::{ErrorKind, ProtocolVersion};
+use mcp_tokio::{ClientOptions, TokioRuntime};
+use serde_json::json;
+
+async fn walk(discovery: Discovery) -> ProtocolVersion {
+    let cmd = std::process::Command::new(env!("CARGO_BIN_EXE_no-runtime-server"));
+    let child = mcp_tokio::spawn(
+        TokioRuntime::current(),
+        cmd,
+        ClientOptions::default().discovery(discovery),
+    )
+    .await
+    .expect("the server starts");
+    let client = child.client();
+    let version = client.protocol_version();
+
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "echo");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let text = format!("héllo {version}");
+    let r = client
+        .call_tool("echo", json!({ "text": text }))
+        .progress(move |p| s2.lock().unwrap().push(p.progress))
+        .await
+        .unwrap();
+    assert_eq!(r.content[0].as_text(), Some(text.as_str()));
+    assert_eq!(*seen.lock().unwrap(), vec![1.0]);
+    let bad = client.call_tool("echo", json!({ "text": 5 })).await.unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    let e = client.call_tool("nope", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+
+    let resources = client.list_resources().await.unwrap();
+    assert_eq!(resources[0].uri, "memo://hello");
+    let r = client.read_resource("memo://hello").await.unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        r["contents"][0]["text"],
+        "Hello from a server with no runtime."
+    );
+    let e = client.read_resource("memo://nope").await.unwrap_err();
+    assert_eq!(e.code(), version.resource_not_found_code());
+
+    let prompts = client.list_prompts().await.unwrap();
+    assert_eq!(prompts[0].name, "greet");
+    let args = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
+    let p = client.get_prompt("greet", args).await.unwrap();
+    let p = serde_json::to_value(&p).unwrap();
+    assert_eq!(p["messages"][0]["content"]["text"], "Say hello to Ada.");
+    let e = client.get_prompt("greet", BTreeMap::new()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+
+    // Closing its stdin ends it, successfully.
+    let status = child
+        .shutdown_within(std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    version
+}
+
+#[tokio::test]
+async fn our_client_walks_it_in_both_eras() {
+    assert_eq!(walk(Discovery::Initialize).await, ProtocolVersion::LATEST_HANDSHAKE);
+    assert_eq!(walk(Discovery::Discover).await, ProtocolVersion::V2026_07_28);
+    assert_eq!(walk(Discovery::Auto).await, ProtocolVersion::V2026_07_28);
+}
