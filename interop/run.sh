@@ -2,6 +2,8 @@
 # Interoperability walks between this workspace and the official MCP SDKs:
 #
 #   ts-client.mjs   official TypeScript SDK client  -> our `everything` server (tokio, async-std)
+#   ts-basic-client.mjs  the same client            -> `no-runtime-server` (examples/no-runtime:
+#                   the core driven with blocking IO, no async runtime)
 #                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
 #                   legacy HTTP+SSE at /sse on one port, tokio)
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
@@ -79,10 +81,11 @@ fi
 
 # ----------------------------------------------------------------------------------- build
 if [ "${INTEROP_SKIP_BUILD:-0}" != 1 ]; then
-    echo "== cargo build -p mcp-examples --bin everything --bin interop-client"
+    echo "== cargo build -p mcp-examples --bin everything --bin interop-client; -p mcp-example-no-runtime"
     (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin interop-client)
+    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-example-no-runtime)
 fi
-for b in everything interop-client; do
+for b in everything interop-client no-runtime-server; do
     [ -x "$BIN/$b" ] || { echo "interop: $BIN/$b was not built" >&2; exit 1; }
 done
 
@@ -135,6 +138,8 @@ for rt in $RUNTIMES; do
     walk "ts-client (TypeScript SDK) -> everything --runtime $rt" node ts-client.mjs -- "${server[@]}"
     walk "py-client (Python SDK) -> everything --runtime $rt" .venv/bin/python py-client.py -- "${server[@]}"
 done
+walk "ts-basic-client (TypeScript SDK) -> no-runtime-server (the core alone, no runtime)" \
+    node ts-basic-client.mjs -- "$BIN/no-runtime-server"
 SE="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 walk "interop-client (mcp-rs) -> @modelcontextprotocol/server-everything" \
     "$BIN/interop-client" -- node "$SE" stdio

@@ -38,8 +38,8 @@ fn main() {
 
 /// The server's configuration: both eras, the three capabilities it has.
 fn config() -> Config {
-    let mut config = Config::new("no-runtime-server", env!("CARGO_PKG_VERSION"))
-        .versions(&ProtocolVersion::ALL);
+    let mut config =
+        Config::new("no-runtime-server", env!("CARGO_PKG_VERSION")).versions(&ProtocolVersion::ALL);
     config.capabilities = raw(r#"{"tools":{},"resources":{},"prompts":{}}"#);
     config
 }
@@ -82,7 +82,13 @@ fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<
             Ok(0) => session.handle_closed(now(), None),
             Ok(n) => session.handle_bytes(now(), &read_buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => session.handle_closed(now(), Some(Error::new(mcp_proto::ErrorKind::TransportError, e.to_string()))),
+            Err(e) => session.handle_closed(
+                now(),
+                Some(Error::new(
+                    mcp_proto::ErrorKind::TransportError,
+                    e.to_string(),
+                )),
+            ),
         }
         if deadline.is_some_and(|d| d <= now()) {
             session.handle_timeout(now());
@@ -116,14 +122,21 @@ fn answer(session: &mut Session, req: InboundRequest) {
             Some(RESOURCE) => Ok(json!({"contents": [{
                 "uri": RESOURCE, "mimeType": "text/plain", "text": RESOURCE_TEXT
             }]})),
-            uri => Err(resource_not_found(uri.unwrap_or(""), session.version())),
+            // The request's own era (2026-07-28 names it on every request), else the session's.
+            uri => Err(resource_not_found(
+                uri.unwrap_or(""),
+                req.era.as_ref().map(|e| e.version).or(session.version()),
+            )),
         },
         "prompts/list" => Ok(json!({"prompts": [{
             "name": "greet",
             "description": "A greeting for someone",
             "arguments": [{"name": "name", "required": true}]
         }]})),
-        "prompts/get" => match (params["name"].as_str(), params["arguments"]["name"].as_str()) {
+        "prompts/get" => match (
+            params["name"].as_str(),
+            params["arguments"]["name"].as_str(),
+        ) {
             (Some("greet"), Some(name)) => Ok(json!({"messages": [{
                 "role": "user",
                 "content": {"type": "text", "text": format!("Say hello to {name}.")}

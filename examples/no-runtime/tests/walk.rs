@@ -35,7 +35,10 @@ async fn walk(discovery: Discovery) -> ProtocolVersion {
         .unwrap();
     assert_eq!(r.content[0].as_text(), Some(text.as_str()));
     assert_eq!(*seen.lock().unwrap(), vec![1.0]);
-    let bad = client.call_tool("echo", json!({ "text": 5 })).await.unwrap();
+    let bad = client
+        .call_tool("echo", json!({ "text": 5 }))
+        .await
+        .unwrap();
     assert_eq!(bad.is_error, Some(true));
     let e = client.call_tool("nope", json!({})).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
@@ -57,7 +60,10 @@ async fn walk(discovery: Discovery) -> ProtocolVersion {
     let p = client.get_prompt("greet", args).await.unwrap();
     let p = serde_json::to_value(&p).unwrap();
     assert_eq!(p["messages"][0]["content"]["text"], "Say hello to Ada.");
-    let e = client.get_prompt("greet", BTreeMap::new()).await.unwrap_err();
+    let e = client
+        .get_prompt("greet", BTreeMap::new())
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
 
     // Closing its stdin ends it, successfully.
@@ -71,7 +77,13 @@ async fn walk(discovery: Discovery) -> ProtocolVersion {
 
 #[tokio::test]
 async fn our_client_walks_it_in_both_eras() {
-    assert_eq!(walk(Discovery::Initialize).await, ProtocolVersion::LATEST_HANDSHAKE);
-    assert_eq!(walk(Discovery::Discover).await, ProtocolVersion::V2026_07_28);
+    assert_eq!(
+        walk(Discovery::Initialize).await,
+        ProtocolVersion::LATEST_HANDSHAKE
+    );
+    assert_eq!(
+        walk(Discovery::Discover).await,
+        ProtocolVersion::V2026_07_28
+    );
     assert_eq!(walk(Discovery::Auto).await, ProtocolVersion::V2026_07_28);
 }
