@@ -19,8 +19,10 @@
 //! cargo run -p mcp-example-no-runtime
 //! ```
 //!
-//! On Unix the read waits with `poll(2)` on stdin up to the session's deadline. Elsewhere it
-//! is a plain blocking read, and deadlines are checked when input arrives.
+//! On Unix the read waits with `poll(2)` on stdin up to the session's deadline, under WASI
+//! with `poll_oneoff` (it builds for `wasm32-wasip1` as it is: `node wasi-run.mjs
+//! no-runtime-server.wasm` runs it under Node's WASI). Elsewhere it is a plain blocking read,
+//! and deadlines are checked when input arrives.
 
 use std::io::{self, Read, Write};
 
@@ -81,7 +83,12 @@ fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<
         match input.read(&mut read_buf) {
             Ok(0) => session.handle_closed(now(), None),
             Ok(n) => session.handle_bytes(now(), &read_buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // Interrupted, or the host's stdin is non-blocking (Node's WASI): wait again.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                ) => {}
             Err(e) => session.handle_closed(
                 now(),
                 Some(Error::new(
@@ -235,7 +242,46 @@ impl Waitable for io::StdinLock<'_> {
     }
 }
 
-#[cfg(not(unix))]
+/// WASI: `poll_oneoff` on stdin and a relative clock.
+#[cfg(target_os = "wasi")]
+impl Waitable for io::StdinLock<'_> {
+    fn wait_readable(&mut self, wait: Option<std::time::Duration>) -> io::Result<bool> {
+        let read = wasi::Subscription {
+            userdata: 0,
+            u: wasi::SubscriptionU {
+                tag: wasi::EVENTTYPE_FD_READ.raw(),
+                u: wasi::SubscriptionUU {
+                    fd_read: wasi::SubscriptionFdReadwrite { file_descriptor: 0 },
+                },
+            },
+        };
+        let mut subs = vec![read];
+        if let Some(d) = wait {
+            subs.push(wasi::Subscription {
+                userdata: 1,
+                u: wasi::SubscriptionU {
+                    tag: wasi::EVENTTYPE_CLOCK.raw(),
+                    u: wasi::SubscriptionUU {
+                        clock: wasi::SubscriptionClock {
+                            id: wasi::CLOCKID_MONOTONIC,
+                            timeout: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+                            precision: 0,
+                            flags: 0,
+                        },
+                    },
+                },
+            });
+        }
+        // SAFETY: an all-zero `Event` is a valid value of the plain-data struct.
+        let mut events: [wasi::Event; 2] = unsafe { std::mem::zeroed() };
+        // SAFETY: `subs` holds `subs.len()` subscriptions and `events` room for as many.
+        let n = unsafe { wasi::poll_oneoff(subs.as_ptr(), events.as_mut_ptr(), subs.len()) }
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(events.iter().take(n).any(|e| e.userdata == 0))
+    }
+}
+
+#[cfg(not(any(unix, target_os = "wasi")))]
 impl Waitable for io::StdinLock<'_> {
     fn wait_readable(&mut self, _wait: Option<std::time::Duration>) -> io::Result<bool> {
         Ok(true) // a plain blocking read

@@ -1,6 +1,10 @@
 //! Our client walks the no-runtime server as a child process, in both eras: the echo tool
 //! (checked, with progress), the resource (and a missing one, with the era's code), the prompt
 //! (and a missing argument), then a clean exit when its stdin closes.
+//!
+//! `NO_RUNTIME_SERVER` names another command to walk instead of the native binary, split at
+//! spaces: CI walks the module built for `wasm32-wasip1` under a WASI runtime that way
+//! (`NO_RUNTIME_SERVER="node wasi-run.mjs no-runtime-server.wasm"`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -11,7 +15,15 @@ use mcp_tokio::{ClientOptions, TokioRuntime};
 use serde_json::json;
 
 async fn walk(discovery: Discovery) -> ProtocolVersion {
-    let cmd = std::process::Command::new(env!("CARGO_BIN_EXE_no-runtime-server"));
+    let cmd = match std::env::var("NO_RUNTIME_SERVER") {
+        Ok(line) => {
+            let mut words = line.split_whitespace();
+            let mut cmd = std::process::Command::new(words.next().expect("a command"));
+            cmd.args(words);
+            cmd
+        }
+        Err(_) => std::process::Command::new(env!("CARGO_BIN_EXE_no-runtime-server")),
+    };
     let child = mcp_tokio::spawn(
         TokioRuntime::current(),
         cmd,
