@@ -8,6 +8,119 @@
 //! `async-process`). The protocol lives in `mcp-proto`, the typed layer and everything a driver
 //! shares whatever its runtime in `mcp-service`; the functions below are `mcp_service::driver`'s.
 //!
+//! # Five-minute guide
+//!
+//! Add `mcp-async-std`, `serde` (feature `derive`) and `serde_json` to your dependencies (and
+//! `smol` or `async-std` for `block_on`). A **server** is a [`Server`] built from tools,
+//! resources and prompts, served on a transport; here one tool whose arguments deserialise
+//! into a struct, and one resource, on stdio under smol:
+//!
+//! ```no_run
+//! use mcp_async_std::service::schema::{CallToolResult, Resource, ResourceContents, Tool};
+//! use mcp_async_std::service::server::schema_of;
+//! use mcp_async_std::{Server, SmolRuntime};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! fn calculator() -> Server {
+//!     let add = Tool::new(
+//!         "add",
+//!         schema_of(json!({
+//!             "type": "object",
+//!             "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+//!             "required": ["a", "b"]
+//!         })),
+//!     )
+//!     .with_description("Adds two integers");
+//!     Server::builder("calculator", "1.0")
+//!         // An `Err` from a handler becomes an `isError` result or a JSON-RPC error
+//!         // (see `ServerBuilder::tool`).
+//!         .tool(add, |args: Add, _cx| async move {
+//!             Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!         })
+//!         .resource(Resource::new("calc://about", "about"), |uri, _cx| async move {
+//!             Ok(vec![ResourceContents::text(uri, "integers only")])
+//!         })
+//!         .build()
+//! }
+//!
+//! # #[cfg(all(feature = "smol", feature = "stdio"))]
+//! fn main() -> Result<(), mcp_async_std::Error> {
+//!     // Serves until stdin closes (`AsyncStdRuntime` and `async_std::task::block_on` on
+//!     // async-std); `serve_tcp` and `serve_http` serve the same `Server` elsewhere.
+//!     smol::block_on(mcp_async_std::serve_stdio(SmolRuntime::new(), calculator()))
+//! }
+//! # #[cfg(not(all(feature = "smol", feature = "stdio")))]
+//! # fn main() {}
+//! ```
+//!
+//! A **client** connects to a server (here: starts it as a child process and speaks to it
+//! over its stdin/stdout) and calls it; the [`Client`] it gets has a method for every MCP
+//! request:
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "smol", feature = "child"))]
+//! # async fn run() -> Result<(), mcp_async_std::Error> {
+//! use mcp_async_std::{ClientOptions, SmolRuntime};
+//! use serde_json::json;
+//!
+//! let server = std::process::Command::new("calculator");
+//! let client = mcp_async_std::spawn(SmolRuntime::new(), server, ClientOptions::default()).await?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}: {:?}", tool.name, tool.description);
+//! }
+//! let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//! println!("{:?}", sum.content);
+//! // Closes its stdin, waits, then sends SIGTERM and SIGKILL.
+//! let _status = client.shutdown_within(std::time::Duration::from_secs(2)).await;
+//! # Ok(()) }
+//! ```
+//!
+//! Both in one process, as in a test of your server: [`memory_pair`] connects a client to a
+//! server over an in-memory pipe.
+//!
+//! ```
+//! # use mcp_async_std::service::schema::{object_schema, CallToolResult, Resource, ResourceContents, Tool};
+//! # use mcp_async_std::Server;
+//! # use serde_json::json;
+//! # #[derive(serde::Deserialize)]
+//! # struct Add { a: i64, b: i64 }
+//! # fn calculator() -> Server {
+//! #     Server::builder("calculator", "1.0")
+//! #         .tool(Tool::new("add", object_schema()), |args: Add, _cx| async move {
+//! #             Ok(CallToolResult::text((args.a + args.b).to_string()))
+//! #         })
+//! #         .resource(Resource::new("calc://about", "about"), |uri, _cx| async move {
+//! #             Ok(vec![ResourceContents::text(uri, "integers only")])
+//! #         })
+//! #         .build()
+//! # }
+//! # #[cfg(feature = "smol")]
+//! # fn main() -> Result<(), mcp_async_std::Error> {
+//! use mcp_async_std::service::schema::Content;
+//! use mcp_async_std::{ClientOptions, SmolRuntime};
+//!
+//! smol::block_on(async {
+//!     let rt = SmolRuntime::new();
+//!     let client = mcp_async_std::memory_pair(rt, calculator(), ClientOptions::default()).await?;
+//!     let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//!     assert_eq!(sum.content, vec![Content::text("5")]);
+//!     let about = client.read_resource("calc://about").await?;
+//!     assert_eq!(about.contents, vec![ResourceContents::text("calc://about", "integers only")]);
+//!     Ok(())
+//! })
+//! # }
+//! # #[cfg(not(feature = "smol"))]
+//! # fn main() {}
+//! ```
+//!
+//! # Transports
+//!
 //! Every function that needs a runtime takes it as its first argument, as in `mcp-tokio` (same
 //! names, same signatures):
 //!
@@ -26,18 +139,6 @@
 //!
 //! async-std is no longer maintained upstream; its support here is a thin runtime adapter, and
 //! new code may prefer smol.
-//!
-//! ```no_run
-//! # #[cfg(all(feature = "smol", feature = "stdio"))]
-//! # fn main() -> Result<(), mcp_async_std::Error> {
-//! use mcp_async_std::{Server, SmolRuntime};
-//!
-//! let server = Server::builder("my-server", "1.0").build();
-//! smol::block_on(mcp_async_std::serve_stdio(SmolRuntime::new(), server))
-//! # }
-//! # #[cfg(not(all(feature = "smol", feature = "stdio")))]
-//! # fn main() {}
-//! ```
 //!
 //! # Features
 //!

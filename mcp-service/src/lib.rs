@@ -8,6 +8,69 @@
 //! It contains no runtime types: drivers (`mcp-tokio`, `mcp-async-std`) implement
 //! [`Runtime`] and pass `futures-io` byte streams.
 //!
+//! Applications usually depend on a driver instead, which re-exports this crate as
+//! `service` with functions for each transport on its runtime: `mcp-tokio` or
+//! `mcp-async-std` (their crate docs start with the same guide on a real transport).
+//!
+//! # Five-minute guide
+//!
+//! A **server** is a [`Server`], built with [`Server::builder`] from tools (typed arguments,
+//! a JSON Schema for clients), resources, resource templates and prompts. A **client** is a
+//! [`Client`] connected to one, with a method for every MCP request. Both run on any
+//! [`Runtime`]; here on [`sim::Sim`], this crate's deterministic one, and connected in memory
+//! with [`driver::memory_pair`] (a driver's `serve_stdio`, `serve_tcp`, `serve_http`, `spawn`
+//! or `connect_http` serve and reach the same `Server` over real transports):
+//!
+//! ```
+//! use mcp_service::schema::{CallToolResult, Content, Resource, ResourceContents, Tool};
+//! use mcp_service::server::schema_of;
+//! use mcp_service::sim::Sim;
+//! use mcp_service::{ClientOptions, Server};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! # fn main() -> Result<(), mcp_service::Error> {
+//! let add = Tool::new(
+//!     "add",
+//!     schema_of(json!({
+//!         "type": "object",
+//!         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+//!         "required": ["a", "b"]
+//!     })),
+//! )
+//! .with_description("Adds two integers");
+//! let server = Server::builder("calculator", "1.0")
+//!     // An `Err` from a handler becomes an `isError` result or a JSON-RPC error (see
+//!     // `ServerBuilder::tool`).
+//!     .tool(add, |args: Add, _cx| async move {
+//!         Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!     })
+//!     .resource(Resource::new("calc://about", "about"), |uri, _cx| async move {
+//!         Ok(vec![ResourceContents::text(uri, "integers only")])
+//!     })
+//!     .build();
+//!
+//! let sim = Sim::new();
+//! let rt = sim.runtime();
+//! let (tools, sum) = sim
+//!     .block_on(async move {
+//!         let options = ClientOptions::default();
+//!         let client = mcp_service::driver::memory_pair(rt, server, options).await?;
+//!         let tools = client.list_tools().await?;
+//!         let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//!         Ok::<_, mcp_service::Error>((tools, sum))
+//!     })
+//!     .expect("nothing left waiting")?;
+//! assert_eq!(tools[0].description.as_deref(), Some("Adds two integers"));
+//! assert_eq!(sum.content, vec![Content::text("5")]);
+//! # Ok(()) }
+//! ```
+//!
 //! # Features
 //!
 //! The default build is the byte-stream connection engine, [`Server`], [`Client`], [`Peer`],

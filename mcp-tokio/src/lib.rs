@@ -7,6 +7,116 @@
 //! [`ProcessDriver`](mcp_service::driver::ProcessDriver) (child processes), and the functions
 //! below are `mcp_service::driver`'s on it.
 //!
+//! # Five-minute guide
+//!
+//! Add `mcp-tokio`, `tokio` (features `macros` and `rt-multi-thread` for `#[tokio::main]`),
+//! `serde` (feature `derive`) and `serde_json` to your dependencies. A **server** is a
+//! [`Server`] built from tools, resources and prompts, served on a transport; here one tool
+//! whose arguments deserialise into a struct, and one resource, on stdio:
+//!
+//! ```no_run
+//! use mcp_tokio::service::schema::{CallToolResult, Resource, ResourceContents, Tool};
+//! use mcp_tokio::service::server::schema_of;
+//! use mcp_tokio::{Server, TokioRuntime};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
+//!
+//! fn calculator() -> Server {
+//!     let add = Tool::new(
+//!         "add",
+//!         schema_of(json!({
+//!             "type": "object",
+//!             "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+//!             "required": ["a", "b"]
+//!         })),
+//!     )
+//!     .with_description("Adds two integers");
+//!     Server::builder("calculator", "1.0")
+//!         // An `Err` from a handler becomes an `isError` result or a JSON-RPC error
+//!         // (see `ServerBuilder::tool`).
+//!         .tool(add, |args: Add, _cx| async move {
+//!             Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!         })
+//!         .resource(Resource::new("calc://about", "about"), |uri, _cx| async move {
+//!             Ok(vec![ResourceContents::text(uri, "integers only")])
+//!         })
+//!         .build()
+//! }
+//!
+//! # #[cfg(feature = "stdio")]
+//! #[tokio::main]
+//! async fn main() -> Result<(), mcp_tokio::Error> {
+//!     // Serves until stdin closes; `serve_tcp`, `serve_http`, `McpService` (axum) serve the
+//!     // same `Server` elsewhere.
+//!     mcp_tokio::serve_stdio(TokioRuntime::current(), calculator()).await
+//! }
+//! # #[cfg(not(feature = "stdio"))]
+//! # fn main() {}
+//! ```
+//!
+//! A **client** connects to a server (here: starts it as a child process and speaks to it
+//! over its stdin/stdout) and calls it; the [`Client`] it gets has a method for every MCP
+//! request:
+//!
+//! ```no_run
+//! # #[cfg(feature = "child")]
+//! # async fn run() -> Result<(), mcp_tokio::Error> {
+//! use mcp_tokio::{ClientOptions, TokioRuntime};
+//! use serde_json::json;
+//!
+//! let server = std::process::Command::new("calculator");
+//! let client = mcp_tokio::spawn(TokioRuntime::current(), server, ClientOptions::default()).await?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}: {:?}", tool.name, tool.description);
+//! }
+//! let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//! println!("{:?}", sum.content);
+//! // Closes its stdin, waits, then sends SIGTERM and SIGKILL.
+//! let _status = client.shutdown_within(std::time::Duration::from_secs(2)).await;
+//! # Ok(()) }
+//! ```
+//!
+//! Both in one process, as in a test of your server: [`memory_pair`] connects a client to a
+//! server over an in-memory pipe.
+//!
+//! ```
+//! # use mcp_tokio::service::schema::{object_schema, CallToolResult, Resource, ResourceContents, Tool};
+//! # use mcp_tokio::Server;
+//! # use serde_json::json;
+//! # #[derive(serde::Deserialize)]
+//! # struct Add { a: i64, b: i64 }
+//! # fn calculator() -> Server {
+//! #     Server::builder("calculator", "1.0")
+//! #         .tool(Tool::new("add", object_schema()), |args: Add, _cx| async move {
+//! #             Ok(CallToolResult::text((args.a + args.b).to_string()))
+//! #         })
+//! #         .resource(Resource::new("calc://about", "about"), |uri, _cx| async move {
+//! #             Ok(vec![ResourceContents::text(uri, "integers only")])
+//! #         })
+//! #         .build()
+//! # }
+//! use mcp_tokio::service::schema::Content;
+//! use mcp_tokio::{ClientOptions, TokioRuntime};
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), mcp_tokio::Error> {
+//!     let rt = TokioRuntime::current();
+//!     let client = mcp_tokio::memory_pair(rt, calculator(), ClientOptions::default()).await?;
+//!     let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//!     assert_eq!(sum.content, vec![Content::text("5")]);
+//!     let about = client.read_resource("calc://about").await?;
+//!     assert_eq!(about.contents, vec![ResourceContents::text("calc://about", "integers only")]);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Transports
+//!
 //! Every function that needs a runtime takes it as its first argument, as in `mcp-async-std`
 //! (same names, same signatures):
 //!
@@ -20,16 +130,6 @@
 //!   legacy HTTP+SSE transport) and [`connect_http_auto`] (the backwards-compatible probe);
 //! - WebSocket (outside the MCP specification, see `mcp_service::ws`): [`serve_ws`] /
 //!   [`serve_ws_with`] and [`connect_ws`].
-//!
-//! ```no_run
-//! # #[cfg(feature = "stdio")]
-//! # async fn run() -> Result<(), mcp_tokio::Error> {
-//! use mcp_tokio::{Server, TokioRuntime};
-//!
-//! let server = Server::builder("my-server", "1.0").build();
-//! mcp_tokio::serve_stdio(TokioRuntime::current(), server).await
-//! # }
-//! ```
 //!
 //! tokio reads a terminal or a file on stdin on a blocking thread: if [`serve_stdio`] returns
 //! before EOF (a write error), that thread stays blocked in `read`, and dropping the runtime
