@@ -50,7 +50,7 @@ async function main() {
     if (failed) return;
     await check('tools/list', async () => {
         const { tools } = await client.listTools(undefined, TIMEOUT);
-        assert.deepEqual(tools.map((t) => t.name), ['echo']);
+        assert.deepEqual(tools.map((t) => t.name), ['echo', 'countdown', 'jobs']);
         assert.equal(tools[0].inputSchema.type, 'object');
     });
     await check('tools/call echo (progress asked for)', async () => {
@@ -65,6 +65,33 @@ async function main() {
         // notification handlers a microtask late, after the answer removed the call's progress
         // handler, so it may drop that progress. At most the one report, then.
         assert.ok(progress.length <= 1 && progress.every((p) => p === 1), JSON.stringify(progress));
+    });
+    await check('countdown on the server timer, with progress', async () => {
+        const progress = [];
+        const r = await client.callTool({ name: 'countdown', arguments: { steps: 3, interval_ms: 10 } }, undefined, {
+            ...TIMEOUT,
+            onprogress: (p) => progress.push(p.progress),
+        });
+        assert.deepEqual(r.content, [{ type: 'text', text: 'counted 3 steps' }]);
+        // Steps 1 and 2 come in writes of their own; the last may share the answer's.
+        assert.deepEqual(progress.slice(0, 2), [1, 2]);
+    });
+    await check('a countdown aborted by the client stops on the server', async () => {
+        const controller = new AbortController();
+        const call = client.callTool({ name: 'countdown', arguments: { steps: 10000, interval_ms: 20 } }, undefined, {
+            timeout: 15000,
+            signal: controller.signal,
+            onprogress: () => controller.abort('enough'),
+        });
+        await assert.rejects(call);
+        let left;
+        for (let i = 0; i < 100; i++) {
+            const r = await client.callTool({ name: 'jobs', arguments: {} }, undefined, TIMEOUT);
+            left = r.content[0].text;
+            if (left === '0') break;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        assert.equal(left, '0');
     });
     await check('tools/call with a wrong argument is a tool error', async () => {
         const r = await client.callTool({ name: 'echo', arguments: { text: 5 } }, undefined, TIMEOUT);

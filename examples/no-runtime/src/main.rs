@@ -1,7 +1,8 @@
 //! An MCP server over stdio driven by the sans-IO core alone: no async runtime, no executor,
 //! no thread. Blocking reads and writes and one plain loop; the session's
 //! [`poll_timeout`](Session::poll_timeout) bounds how long a read may wait. It serves the
-//! `echo` tool (with progress when the caller asks for it), one resource and one prompt, to
+//! `echo` tool (with progress when the caller asks for it), a `countdown` tool whose steps run
+//! on the loop's timer and stop when the call is cancelled, one resource and one prompt, to
 //! clients of both eras (the `initialize` handshake and 2026-07-28).
 //!
 //! This is the reference for a driver on a new host. Its whole contract with the core is:
@@ -27,7 +28,7 @@
 use std::io::{self, Read, Write};
 
 use mcp_proto::session::{Config, Event, InboundRequest, Session};
-use mcp_proto::{Duration, Error, Instant, ProtocolVersion};
+use mcp_proto::{Duration, Error, Instant, ProtocolVersion, RequestId};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -51,15 +52,19 @@ fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<
     let start = std::time::Instant::now();
     let now = || Instant::ZERO + Duration::from_micros(start.elapsed().as_micros() as u64);
     let mut session = Session::server(config());
+    let mut jobs = Jobs::default();
     let mut read_buf = vec![0u8; 64 * 1024];
     let mut out = Vec::new();
     loop {
-        // The application's turn: every event the session has.
+        // The application's turn: every event the session has, then the work that is due.
         while let Some(event) = session.poll_event() {
-            if let Event::Request(req) = event {
-                answer(&mut session, req);
+            match event {
+                Event::Request(req) => answer(&mut session, &mut jobs, req, now()),
+                Event::Cancelled { id, .. } => jobs.cancel(&id),
+                _ => {}
             }
         }
+        jobs.run_due(&mut session, now());
         // The transport's turn: everything the session has to say, in one write.
         out.clear();
         while session.poll_transmit(&mut out).is_some() {}
@@ -71,14 +76,17 @@ fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<
         if session.is_closed() {
             return Ok(());
         }
-        // Wait for input, no longer than the session's next deadline.
-        let deadline = session.poll_timeout();
+        // Wait for input, no longer than the session's next deadline or the next job's step.
+        let deadline = match (session.poll_timeout(), jobs.next_due()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let wait = deadline.map(|d| {
             std::time::Duration::from_micros(d.saturating_duration_since(now()).as_micros())
         });
         if !input.wait_readable(wait)? {
             session.handle_timeout(now());
-            continue;
+            continue; // the jobs' steps run at the top
         }
         match input.read(&mut read_buf) {
             Ok(0) => session.handle_closed(now(), None),
@@ -103,8 +111,51 @@ fn serve(mut input: impl Read + Waitable, mut output: impl Write) -> io::Result<
     }
 }
 
-/// The application: one answer per request.
-fn answer(session: &mut Session, req: InboundRequest) {
+/// Calls of the `countdown` tool in progress: each reports a step at its interval and answers
+/// after its last; a cancelled one just stops.
+#[derive(Default)]
+struct Jobs(Vec<Job>);
+
+struct Job {
+    id: RequestId,
+    done: u32,
+    steps: u32,
+    every: Duration,
+    next: Instant,
+}
+
+impl Jobs {
+    fn next_due(&self) -> Option<Instant> {
+        self.0.iter().map(|j| j.next).min()
+    }
+
+    fn cancel(&mut self, id: &RequestId) {
+        self.0.retain(|j| j.id != *id);
+    }
+
+    /// Runs every step that is due: progress, and the answer after the last one.
+    fn run_due(&mut self, session: &mut Session, now: Instant) {
+        self.0.retain_mut(|j| {
+            while j.next <= now && j.done < j.steps {
+                j.done += 1;
+                j.next = j.next + j.every;
+                let _ = session.report_progress(&j.id, j.done.into(), Some(j.steps.into()), None);
+            }
+            if j.done < j.steps {
+                return true;
+            }
+            let text = format!("counted {} steps", j.steps);
+            let result = json!({"content": [{"type": "text", "text": text}]});
+            if let Ok(result) = mcp_proto::jsonrpc::to_raw(&result) {
+                let _ = session.respond(&j.id, result);
+            }
+            false
+        });
+    }
+}
+
+/// The application: one answer per request (now, or later for a `countdown`).
+fn answer(session: &mut Session, jobs: &mut Jobs, req: InboundRequest, now: Instant) {
     let params: Value = req
         .params
         .as_deref()
@@ -119,7 +170,45 @@ fn answer(session: &mut Session, req: InboundRequest) {
                 "properties": {"text": {"type": "string"}},
                 "required": ["text"]
             }
+        }, {
+            "name": "countdown",
+            "description": "Counts `steps` steps, one every `interval_ms`, reporting progress",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "steps": {"type": "integer", "minimum": 1, "maximum": 10000},
+                    "interval_ms": {"type": "integer", "minimum": 0, "maximum": 60000}
+                },
+                "required": ["steps"]
+            }
+        }, {
+            "name": "jobs",
+            "description": "How many countdowns are running",
+            "inputSchema": {"type": "object"}
         }]})),
+        "tools/call" if params["name"] == "countdown" => {
+            let steps = params["arguments"]["steps"].as_u64().unwrap_or(0);
+            let every = params["arguments"]["interval_ms"].as_u64().unwrap_or(100);
+            if !(1..=10_000).contains(&steps) || every > 60_000 {
+                Err(Error::invalid_params(
+                    "steps must be 1..=10000, interval_ms 0..=60000",
+                ))
+            } else {
+                let every = Duration::from_millis(every);
+                jobs.0.push(Job {
+                    id: req.id.clone(),
+                    done: 0,
+                    steps: steps as u32,
+                    every,
+                    next: now + every,
+                });
+                return; // answered when it is done
+            }
+        }
+        "tools/call" if params["name"] == "jobs" => {
+            let running = jobs.0.len().to_string();
+            Ok(json!({"content": [{"type": "text", "text": running}]}))
+        }
         "tools/call" => call_tool(session, &req, &params),
         "resources/list" => Ok(json!({"resources": [{
             "uri": RESOURCE, "name": "hello", "mimeType": "text/plain"

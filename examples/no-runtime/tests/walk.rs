@@ -1,5 +1,6 @@
 //! Our client walks the no-runtime server as a child process, in both eras: the echo tool
-//! (checked, with progress), the resource (and a missing one, with the era's code), the prompt
+//! (checked, with progress), a countdown on the server's timer (its progress, and its
+//! cancellation when the call is dropped), the resource (and a missing one, with the era's code), the prompt
 //! (and a missing argument), then a clean exit when its stdin closes.
 //!
 //! `NO_RUNTIME_SERVER` names another command to walk instead of the native binary, split at
@@ -35,8 +36,8 @@ async fn walk(discovery: Discovery) -> ProtocolVersion {
     let version = client.protocol_version();
 
     let tools = client.list_tools().await.unwrap();
-    assert_eq!(tools.len(), 1);
-    assert_eq!(tools[0].name, "echo");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "countdown", "jobs"]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
     let text = format!("héllo {version}");
@@ -77,6 +78,46 @@ async fn walk(discovery: Discovery) -> ProtocolVersion {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
+
+    // Work on the loop's timer: progress at each step, then the answer.
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let s2 = steps.clone();
+    let r = client
+        .call_tool("countdown", json!({ "steps": 3, "interval_ms": 10 }))
+        .progress(move |p| s2.lock().unwrap().push(p.progress))
+        .await
+        .unwrap();
+    assert_eq!(r.content[0].as_text(), Some("counted 3 steps"));
+    assert_eq!(*steps.lock().unwrap(), vec![1.0, 2.0, 3.0]);
+    // A call dropped after its first step is cancelled: the server stops counting.
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel();
+    let first_tx = Mutex::new(Some(first_tx));
+    let long = client
+        .call_tool("countdown", json!({ "steps": 10000, "interval_ms": 20 }))
+        .progress(move |_| {
+            if let Some(tx) = first_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+        });
+    tokio::select! {
+        _ = long.into_future() => panic!("a 200 s countdown finished"),
+        _ = first_rx => {}
+    }
+    let running =
+        |r: mcp_service::schema::CallToolResult| r.content[0].as_text().map(str::to_owned);
+    let mut left = None;
+    for _ in 0..100 {
+        left = running(client.call_tool("jobs", json!({})).await.unwrap());
+        if left.as_deref() == Some("0") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        left.as_deref(),
+        Some("0"),
+        "the cancelled countdown stopped"
+    );
 
     // Closing its stdin ends it, successfully.
     let status = child
