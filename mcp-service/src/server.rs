@@ -66,6 +66,11 @@ use crate::telemetry::Telemetry;
 
 #[cfg(feature = "skills")]
 mod skills;
+mod typed;
+
+pub use typed::Json;
+#[cfg(feature = "schemars")]
+pub use typed::ToolOutput;
 
 /// Inserts `entry()` under `key` unless the key is taken (then the key comes back as the error).
 fn insert_unique<V>(
@@ -103,16 +108,29 @@ const PROMPTS_CHANGED: Change = Change::PromptsListChanged;
 /// this crate's `Client::call_tool_stream` yields the items as they arrive.
 pub const PARTIAL_CONTENT_META: &str = "rs.mcp/partialContent";
 
-/// Turns a `serde_json::Value` object into a JSON Schema object (anything else becomes
-/// `{"type":"object"}`).
+/// Turns a `serde_json::Value` object into a JSON Schema object, for a hand-written
+/// `inputSchema` or `outputSchema`. Anything but an object gives an empty schema, which
+/// registration refuses as an `inputSchema` (it must have `"type": "object"` at its root).
+///
+/// ```
+/// use mcp_service::schema::Tool;
+/// use mcp_service::server::{Server, schema_of};
+///
+/// let add = Tool::new("add", schema_of(serde_json::json!({
+///     "type": "object",
+///     "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+///     "required": ["a", "b"]
+/// })));
+/// assert!(Server::builder("s", "1").tool(add, |_: serde_json::Value, _| async { Ok("") }).try_build().is_ok());
+///
+/// let bad = Tool::new("bad", schema_of(serde_json::json!({"type": "string"})));
+/// let refused = Server::builder("s", "1").tool(bad, |_: String, _| async { Ok("") }).try_build();
+/// assert_eq!(refused.unwrap_err().kind(), mcp_service::ErrorKind::InvalidParams);
+/// ```
 pub fn schema_of(value: Value) -> JsonObject {
     match value {
         Value::Object(m) => m,
-        _ => {
-            let mut m = Map::new();
-            m.insert("type".into(), Value::String("object".into()));
-            m
-        }
+        _ => Map::new(),
     }
 }
 
@@ -1103,6 +1121,12 @@ impl ServerBuilder {
     /// Arguments that do not deserialise into `T` are a tool failure too (`isError`, as the
     /// 2025-11-25 revision asks for input validation; `-32602` for a client at an earlier
     /// version); an unknown tool is `-32602`.
+    ///
+    /// The tool's `inputSchema` is written by hand here (see [`schema_of`]); with the feature
+    /// `schemars`, [`typed_tool`](Self::typed_tool) derives it from `T` instead. It must have
+    /// `"type": "object"` at its root: one that does not is a registration error
+    /// ([`ErrorKind::InvalidParams`], returned by [`try_build`](Self::try_build)), as is an
+    /// invalid `x-mcp-header` annotation or a second tool of the same name.
     pub fn tool<T, F, Fut, R>(mut self, tool: Tool, handler: F) -> Self
     where
         T: DeserializeOwned + Send + 'static,
@@ -1111,7 +1135,9 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
-        let param_headers = match annotations(&tool) {
+        let param_headers = match typed::check_input_schema(&name, &tool.input_schema)
+            .and_then(|()| annotations(&tool))
+        {
             Ok(h) => h,
             Err(e) => {
                 self.error.get_or_insert(e);
@@ -1659,6 +1685,7 @@ impl Server {
         R: IntoToolResult + 'static,
     {
         let key = tool.name.clone();
+        typed::check_input_schema(&key, &tool.input_schema)?;
         let param_headers = annotations(&tool)?;
         self.register(
             TOOLS_CHANGED,
