@@ -21,6 +21,18 @@
 //!     .build();
 //! ```
 //!
+//! With the feature `schemars`, `ServerBuilder::typed_tool` derives a tool's `inputSchema`
+//! from the handler's argument type and its `outputSchema` from a [`Json<T>`](Json) result;
+//! hand-written schemas go through [`ServerBuilder::tool`], and either way an `inputSchema`
+//! must have `"type": "object"` at its root or registration fails.
+//!
+//! The server declares the capabilities of what it has: `tools`, `resources` and `prompts`
+//! when some are registered (or [`ServerBuilder::dynamic_tools`] and the like ask for them, to
+//! add items at runtime), `completions` with a completion handler, `logging` and
+//! `resources.subscribe` when asked ([`ServerBuilder::logging`],
+//! [`ServerBuilder::resource_subscriptions`]); [`ServerBuilder::capability`] overrides.
+//! [`Server::test_client`] connects a client in memory, for tests.
+//!
 //! Handlers are plain async closures. They run concurrently on their connection's task and are
 //! dropped when the caller cancels; spawn CPU-heavy work elsewhere. Registries can change at
 //! runtime ([`Server::add_tool`], [`Server::remove_tool`], …): connected clients get the
@@ -1198,7 +1210,7 @@ impl ServerBuilder {
     /// version); an unknown tool is `-32602`.
     ///
     /// The tool's `inputSchema` is written by hand here (see [`schema_of`]); with the feature
-    /// `schemars`, [`typed_tool`](Self::typed_tool) derives it from `T` instead. It must have
+    /// `schemars`, `typed_tool` derives it from `T` instead. It must have
     /// `"type": "object"` at its root: one that does not is a registration error
     /// ([`ErrorKind::InvalidParams`], returned by [`try_build`](Self::try_build)), as is an
     /// invalid `x-mcp-header` annotation or a second tool of the same name.

@@ -27,9 +27,8 @@ use super::IntoToolResult;
 /// A typed tool result: `T` serialised as the result's `structuredContent`, with its JSON text
 /// as a text block for clients that read only `content`.
 ///
-/// With the feature `schemars`, a tool registered with
-/// [`typed_tool`](super::ServerBuilder::typed_tool) whose handler returns `Json<T>` declares
-/// `T`'s schema as its `outputSchema`.
+/// With the feature `schemars`, a tool registered with `ServerBuilder::typed_tool` whose
+/// handler returns `Json<T>` declares `T`'s schema as its `outputSchema`.
 ///
 /// ```
 /// use mcp_service::server::{IntoToolResult, Json};
