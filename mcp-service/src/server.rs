@@ -1500,7 +1500,14 @@ impl ServerBuilder {
         self
     }
 
-    /// Finishes the server, or reports the first duplicate registration.
+    /// Finishes the server, or reports the first registration error.
+    ///
+    /// # Errors
+    /// The first registration that failed: [`ErrorKind::DuplicateRegistration`] for a name,
+    /// URI or method registered twice; [`ErrorKind::InvalidParams`] for a tool whose
+    /// `inputSchema` has no `"type": "object"` at its root, whose typed argument or result
+    /// type has no object schema, or whose `x-mcp-header` annotations are invalid; and the
+    /// skills' errors (feature `skills`).
     pub fn try_build(mut self) -> Result<Server, Error> {
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -1623,8 +1630,8 @@ impl ServerBuilder {
     /// Finishes the server.
     ///
     /// # Panics
-    /// On a duplicate registration (a programming error; use [`try_build`](Self::try_build) to
-    /// handle it).
+    /// On a registration error, e.g. a duplicate name or a tool schema that is not an object
+    /// (a programming error; use [`try_build`](Self::try_build) to handle it).
     pub fn build(self) -> Server {
         match self.try_build() {
             Ok(s) => s,
