@@ -344,6 +344,10 @@ pub fn server_with(configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Se
     let defaults = Server::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .title("MCP everything server")
         .tasks(mcp_service::tasks::TaskOptions::default())
+        // It sends log messages and tells subscribers when `test://watched-resource` changes
+        // (`touch_watched`); its tools, resources, prompts and completions declare themselves.
+        .logging()
+        .resource_subscriptions()
         .instructions(
             "Conformance fixtures for MCP servers: every test_* tool, resource and prompt the \
              MCP conformance suite calls, plus echo, slow (cancellable, with progress), stream \

@@ -21,6 +21,18 @@
 //!     .build();
 //! ```
 //!
+//! With the feature `schemars`, `ServerBuilder::typed_tool` derives a tool's `inputSchema`
+//! from the handler's argument type and its `outputSchema` from a [`Json<T>`](Json) result;
+//! hand-written schemas go through [`ServerBuilder::tool`], and either way an `inputSchema`
+//! must have `"type": "object"` at its root or registration fails.
+//!
+//! The server declares the capabilities of what it has: `tools`, `resources` and `prompts`
+//! when some are registered (or [`ServerBuilder::dynamic_tools`] and the like ask for them, to
+//! add items at runtime), `completions` with a completion handler, `logging` and
+//! `resources.subscribe` when asked ([`ServerBuilder::logging`],
+//! [`ServerBuilder::resource_subscriptions`]); [`ServerBuilder::capability`] overrides.
+//! [`Server::test_client`] connects a client in memory, for tests.
+//!
 //! Handlers are plain async closures. They run concurrently on their connection's task and are
 //! dropped when the caller cancels; spawn CPU-heavy work elsewhere. Registries can change at
 //! runtime ([`Server::add_tool`], [`Server::remove_tool`], …): connected clients get the
@@ -66,6 +78,11 @@ use crate::telemetry::Telemetry;
 
 #[cfg(feature = "skills")]
 mod skills;
+mod typed;
+
+pub use typed::Json;
+#[cfg(feature = "schemars")]
+pub use typed::ToolOutput;
 
 /// Inserts `entry()` under `key` unless the key is taken (then the key comes back as the error).
 fn insert_unique<V>(
@@ -103,16 +120,29 @@ const PROMPTS_CHANGED: Change = Change::PromptsListChanged;
 /// this crate's `Client::call_tool_stream` yields the items as they arrive.
 pub const PARTIAL_CONTENT_META: &str = "rs.mcp/partialContent";
 
-/// Turns a `serde_json::Value` object into a JSON Schema object (anything else becomes
-/// `{"type":"object"}`).
+/// Turns a `serde_json::Value` object into a JSON Schema object, for a hand-written
+/// `inputSchema` or `outputSchema`. Anything but an object gives an empty schema, which
+/// registration refuses as an `inputSchema` (it must have `"type": "object"` at its root).
+///
+/// ```
+/// use mcp_service::schema::Tool;
+/// use mcp_service::server::{Server, schema_of};
+///
+/// let add = Tool::new("add", schema_of(serde_json::json!({
+///     "type": "object",
+///     "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+///     "required": ["a", "b"]
+/// })));
+/// assert!(Server::builder("s", "1").tool(add, |_: serde_json::Value, _| async { Ok("") }).try_build().is_ok());
+///
+/// let bad = Tool::new("bad", schema_of(serde_json::json!({"type": "string"})));
+/// let refused = Server::builder("s", "1").tool(bad, |_: String, _| async { Ok("") }).try_build();
+/// assert_eq!(refused.unwrap_err().kind(), mcp_service::ErrorKind::InvalidParams);
+/// ```
 pub fn schema_of(value: Value) -> JsonObject {
     match value {
         Value::Object(m) => m,
-        _ => {
-            let mut m = Map::new();
-            m.insert("type".into(), Value::String("object".into()));
-            m
-        }
+        _ => Map::new(),
     }
 }
 
@@ -294,8 +324,9 @@ impl ToolContext {
         Ok(())
     }
 
-    /// Sends a log message (`notifications/message`) if the client's level admits it. Waits
-    /// while the output budget is full, like [`progress`](Self::progress).
+    /// Sends a log message (`notifications/message`) if the client's level admits it and the
+    /// server declares `logging` ([`ServerBuilder::logging`]; nothing is sent otherwise).
+    /// Waits while the output budget is full, like [`progress`](Self::progress).
     ///
     /// # Errors
     /// `data` that does not serialise; `TransportClosed` when the connection has ended.
@@ -305,6 +336,9 @@ impl ToolContext {
         logger: Option<&str>,
         data: impl Serialize,
     ) -> Result<(), Error> {
+        if !self.server.declared.logging {
+            return Ok(());
+        }
         let admitted = match self.request.era() {
             // Stateless era: only at or above the level the request asked for, none without.
             Some(era) => era.log_level.is_some_and(|min| level >= min),
@@ -845,6 +879,8 @@ struct Inner {
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
+    /// What the capabilities declare.
+    declared: Declared,
     telemetry: Telemetry,
 }
 
@@ -884,8 +920,77 @@ pub struct ServerBuilder {
     skills: skills::Setup,
     /// Extensions declared by the application (`capabilities.extensions`).
     extensions: Map<String, Value>,
+    /// What the application asked to advertise beyond what is registered.
+    advertise: Advertise,
     telemetry: Telemetry,
     error: Option<Error>,
+}
+
+/// What a [`ServerBuilder`] was asked to advertise beyond what it has registered.
+#[derive(Default)]
+struct Advertise {
+    dynamic_tools: bool,
+    dynamic_resources: bool,
+    dynamic_prompts: bool,
+    subscribe: bool,
+    logging: bool,
+    /// [`ServerBuilder::capability`]: set (`Some`) or removed (`None`) last.
+    overrides: Vec<(String, Option<Value>)>,
+}
+
+/// What the server's final capabilities declare, as the server's own behaviour follows it.
+#[derive(Debug, Default, Clone, Copy)]
+struct Declared {
+    tools: bool,
+    resources: bool,
+    prompts: bool,
+    logging: bool,
+    tools_list_changed: bool,
+    resources_list_changed: bool,
+    prompts_list_changed: bool,
+}
+
+impl Declared {
+    fn of(caps: &Value) -> Self {
+        let listed = |k: &str| caps[k]["listChanged"] == Value::Bool(true);
+        Declared {
+            tools: caps.get("tools").is_some(),
+            resources: caps.get("resources").is_some(),
+            prompts: caps.get("prompts").is_some(),
+            logging: caps.get("logging").is_some(),
+            tools_list_changed: listed("tools"),
+            resources_list_changed: listed("resources"),
+            prompts_list_changed: listed("prompts"),
+        }
+    }
+
+    /// Whether `change` (a list change) may be announced.
+    fn announces(&self, change: &Change) -> bool {
+        match change {
+            Change::ToolsListChanged => self.tools_list_changed,
+            Change::ResourcesListChanged => self.resources_list_changed,
+            Change::PromptsListChanged => self.prompts_list_changed,
+            _ => true,
+        }
+    }
+
+    /// Why an item of `what` cannot be added at runtime, if it cannot.
+    fn refuses(&self, what: &str) -> Option<Error> {
+        let (declared, capability, method) = match what {
+            "tool" => (self.tools, "tools", "dynamic_tools"),
+            "prompt" => (self.prompts, "prompts", "dynamic_prompts"),
+            _ => (self.resources, "resources", "dynamic_resources"),
+        };
+        (!declared).then(|| {
+            Error::new(
+                ErrorKind::Other,
+                format!(
+                    "cannot add a {what}: the server does not declare the `{capability}` \
+                     capability (it had none at build; `ServerBuilder::{method}` declares it)"
+                ),
+            )
+        })
+    }
 }
 
 fn boxed_tool<T, F, Fut, R>(handler: F) -> Arc<ToolFn>
@@ -1103,6 +1208,12 @@ impl ServerBuilder {
     /// Arguments that do not deserialise into `T` are a tool failure too (`isError`, as the
     /// 2025-11-25 revision asks for input validation; `-32602` for a client at an earlier
     /// version); an unknown tool is `-32602`.
+    ///
+    /// The tool's `inputSchema` is written by hand here (see [`schema_of`]); with the feature
+    /// `schemars`, `typed_tool` derives it from `T` instead. It must have
+    /// `"type": "object"` at its root: one that does not is a registration error
+    /// ([`ErrorKind::InvalidParams`], returned by [`try_build`](Self::try_build)), as is an
+    /// invalid `x-mcp-header` annotation or a second tool of the same name.
     pub fn tool<T, F, Fut, R>(mut self, tool: Tool, handler: F) -> Self
     where
         T: DeserializeOwned + Send + 'static,
@@ -1111,7 +1222,9 @@ impl ServerBuilder {
         R: IntoToolResult + 'static,
     {
         let name = tool.name.clone();
-        let param_headers = match annotations(&tool) {
+        let param_headers = match typed::check_input_schema(&name, &tool.input_schema)
+            .and_then(|()| annotations(&tool))
+        {
             Ok(h) => h,
             Err(e) => {
                 self.error.get_or_insert(e);
@@ -1288,24 +1401,154 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares the `tools` capability (with `listChanged`) even with no tool registered at
+    /// build, so that tools added at runtime ([`Server::add_tool`]) are seen. Without it, a
+    /// server that had no tool at build declares no `tools` and refuses `add_tool`.
+    ///
+    /// What a server declares follows what it has: `tools` when it has tools, `resources` when
+    /// it has resources or resource templates (or serves skills, whose files it reports
+    /// changed itself, so with `subscribe`), `prompts` when it has
+    /// prompts, each with `listChanged: true` (items can be added and removed at runtime, and
+    /// connected clients are told); `completions` when a [`completion`](Self::completion)
+    /// handler is set; `logging` and `resources.subscribe` only when asked for
+    /// ([`logging`](Self::logging), [`resource_subscriptions`](Self::resource_subscriptions)).
+    /// [`capability`](Self::capability) overrides any of it.
+    ///
+    /// ```
+    /// let server = mcp_service::server::Server::builder("s", "1").dynamic_tools().build();
+    /// let caps: serde_json::Value =
+    ///     serde_json::from_str(server.config().capabilities.get()).unwrap();
+    /// assert_eq!(caps, serde_json::json!({"tools": {"listChanged": true}}));
+    /// ```
+    pub fn dynamic_tools(mut self) -> Self {
+        self.advertise.dynamic_tools = true;
+        self
+    }
+
+    /// Declares the `resources` capability (with `listChanged`) even with no resource or
+    /// template registered at build, for [`Server::add_resource`] and
+    /// [`Server::add_resource_template`] (see [`dynamic_tools`](Self::dynamic_tools)).
+    pub fn dynamic_resources(mut self) -> Self {
+        self.advertise.dynamic_resources = true;
+        self
+    }
+
+    /// Declares the `prompts` capability (with `listChanged`) even with no prompt registered
+    /// at build, for [`Server::add_prompt`] (see [`dynamic_tools`](Self::dynamic_tools)).
+    pub fn dynamic_prompts(mut self) -> Self {
+        self.advertise.dynamic_prompts = true;
+        self
+    }
+
+    /// Declares `resources.subscribe` (and so `resources`): clients may subscribe to a
+    /// resource's URI (`resources/subscribe`, or a 2026-07-28 `subscriptions/listen` stream's
+    /// `resourceSubscriptions`), and the application promises to tell them when it changes,
+    /// by calling [`Server::resource_updated`]. The server cannot know on its own when a
+    /// resource changes, so it does not declare this unless asked: without it,
+    /// `resources/subscribe` is answered `-32601` (method not found).
+    pub fn resource_subscriptions(mut self) -> Self {
+        self.advertise.subscribe = true;
+        self
+    }
+
+    /// Declares `logging`: the server sends log messages ([`ToolContext::log`],
+    /// [`Server::log`]) and clients may set their level (`logging/setLevel`). Without it
+    /// those messages are not sent (the specification asks a server that sends them to
+    /// declare it) and `logging/setLevel` is answered `-32601`.
+    ///
+    /// ```
+    /// let server = mcp_service::server::Server::builder("s", "1").logging().build();
+    /// let caps: serde_json::Value =
+    ///     serde_json::from_str(server.config().capabilities.get()).unwrap();
+    /// assert_eq!(caps["logging"], serde_json::json!({}));
+    /// ```
+    pub fn logging(mut self) -> Self {
+        self.advertise.logging = true;
+        self
+    }
+
+    /// Overrides one top-level capability after the rest are derived: `Some(value)` declares
+    /// `name` as `value` (replacing what was derived), `None` removes it. The server follows
+    /// the result: the core answers `-32601` for the methods of a capability not declared,
+    /// [`Server::add_tool`] (and the others) refuse items of an undeclared kind, list changes
+    /// are announced only where `listChanged` is `true`, and log messages are sent only with
+    /// `logging`. Later calls for the same `name` win.
+    ///
+    /// ```
+    /// use mcp_service::schema::Tool;
+    /// use mcp_service::server::{Server, schema_of};
+    /// use serde_json::json;
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .tool(Tool::new("t", schema_of(json!({"type": "object"}))), |_: serde_json::Value, _| async { Ok("") })
+    ///     .capability("tools", Some(json!({})))       // no `listChanged` promised
+    ///     .capability("experimental", Some(json!({"com.example/x": {}})))
+    ///     .build();
+    /// let caps: serde_json::Value =
+    ///     serde_json::from_str(server.config().capabilities.get()).unwrap();
+    /// assert_eq!(caps["tools"], json!({}));
+    /// assert!(caps["experimental"]["com.example/x"].is_object());
+    /// ```
+    pub fn capability(mut self, name: &str, value: Option<Value>) -> Self {
+        self.advertise.overrides.push((name.to_owned(), value));
+        self
+    }
+
     /// The telemetry hub (observers and subscriptions).
     pub fn telemetry(mut self, telemetry: Telemetry) -> Self {
         self.telemetry = telemetry;
         self
     }
 
-    /// Finishes the server, or reports the first duplicate registration.
+    /// Finishes the server, or reports the first registration error.
+    ///
+    /// # Errors
+    /// The first registration that failed: [`ErrorKind::DuplicateRegistration`] for a name,
+    /// URI or method registered twice; [`ErrorKind::InvalidParams`] for a tool whose
+    /// `inputSchema` has no `"type": "object"` at its root, whose typed argument or result
+    /// type has no object schema, or whose `x-mcp-header` annotations are invalid; and the
+    /// skills' errors (feature `skills`).
     pub fn try_build(mut self) -> Result<Server, Error> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        let mut caps = serde_json::json!({
-            "tools": {"listChanged": true},
-            "resources": {"subscribe": true, "listChanged": true},
-            "prompts": {"listChanged": true},
-            "logging": {},
-            "completions": {},
-        });
+        let mut caps = serde_json::json!({});
+        let reg = &self.registry;
+        let want = &self.advertise;
+        let mut declare = |name: &str, value: Value| {
+            if let Some(obj) = caps.as_object_mut() {
+                obj.insert(name.into(), value);
+            }
+        };
+        if !reg.tools.is_empty() || want.dynamic_tools {
+            declare("tools", serde_json::json!({"listChanged": true}));
+        }
+        #[cfg(feature = "skills")]
+        let skills = self.skills.declared;
+        #[cfg(not(feature = "skills"))]
+        let skills = false;
+        if !reg.resources.is_empty()
+            || !reg.templates.is_empty()
+            || want.dynamic_resources
+            || want.subscribe
+            || skills
+        {
+            let mut resources = serde_json::json!({"listChanged": true});
+            // Skills' files are resources the server itself reports changed when it reloads.
+            if want.subscribe || skills {
+                resources["subscribe"] = Value::Bool(true);
+            }
+            declare("resources", resources);
+        }
+        if !reg.prompts.is_empty() || want.dynamic_prompts {
+            declare("prompts", serde_json::json!({"listChanged": true}));
+        }
+        if want.logging {
+            declare("logging", serde_json::json!({}));
+        }
+        if self.completion.is_some() {
+            declare("completions", serde_json::json!({}));
+        }
         if self.custom.is_empty() {
             // nothing to add
         } else if let Some(obj) = caps.as_object_mut() {
@@ -1325,6 +1568,15 @@ impl ServerBuilder {
         }
         #[cfg(feature = "skills")]
         skills::install(&mut self, &mut caps)?;
+        for (name, value) in std::mem::take(&mut self.advertise.overrides) {
+            if let Some(obj) = caps.as_object_mut() {
+                match value {
+                    Some(v) => obj.insert(name, v),
+                    None => obj.remove(&name),
+                };
+            }
+        }
+        let declared = Declared::of(&caps);
         self.config.capabilities = crate::raw::to_raw(&caps)?;
         self.config.info = crate::raw::to_raw(&self.info)?;
         let state_keys = match self.state_keys {
@@ -1349,6 +1601,7 @@ impl ServerBuilder {
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
                 connections: Mutex::new(HashMap::new()),
+                declared,
                 telemetry: self.telemetry,
             }),
         };
@@ -1377,8 +1630,8 @@ impl ServerBuilder {
     /// Finishes the server.
     ///
     /// # Panics
-    /// On a duplicate registration (a programming error; use [`try_build`](Self::try_build) to
-    /// handle it).
+    /// On a registration error, e.g. a duplicate name or a tool schema that is not an object
+    /// (a programming error; use [`try_build`](Self::try_build) to handle it).
     pub fn build(self) -> Server {
         match self.try_build() {
             Ok(s) => s,
@@ -1413,6 +1666,7 @@ impl Server {
             #[cfg(feature = "skills")]
             skills: skills::Setup::default(),
             extensions: Map::new(),
+            advertise: Advertise::default(),
             telemetry: Telemetry::default(),
             error: None,
         }
@@ -1434,6 +1688,60 @@ impl Server {
     ) -> Result<(), Error> {
         self.serve_with(rt, transport, self.inner.config.clone())
             .await
+    }
+
+    /// A client connected to this server in memory, for tests: the server side is spawned on
+    /// `rt` over an in-memory pipe ([`memory::duplex`](crate::memory::duplex): no socket, no
+    /// process), and this resolves once the client is connected (the handshake, or the
+    /// stateless era's discovery, is done). Any [`Runtime`] serves: the deterministic
+    /// [`Sim`](crate::sim::Sim), or a driver's (`mcp_tokio::TokioRuntime::current()`,
+    /// `mcp_async_std::SmolRuntime`, …). The server goes on serving until the client is
+    /// closed or dropped. The client is [`ClientOptions::new`](crate::ClientOptions::new)
+    /// `("mcp-test-client", …)` with the default options; [`test_client_with`](Self::test_client_with)
+    /// takes others (a sampling handler, roots, versions).
+    ///
+    /// ```
+    /// use mcp_service::schema::Tool;
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Echo { text: String }
+    ///
+    /// let server = Server::builder("echo", "1.0")
+    ///     .tool(
+    ///         Tool::new("echo", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |args: Echo, _cx: ToolContext| async move { Ok(args.text) },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let result = sim.block_on(async {
+    ///     let client = server.test_client(sim.runtime()).await?;
+    ///     client.call_tool("echo", serde_json::json!({"text": "hi"})).await
+    /// });
+    /// let result = result.expect("nothing deadlocked")?;
+    /// assert_eq!(result.content[0].as_text(), Some("hi"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Client::connect`](crate::Client::connect): a server that does not serve
+    /// any version the client speaks, or one that ended.
+    pub async fn test_client<R: Runtime>(&self, rt: R) -> Result<crate::Client, Error> {
+        let options = crate::ClientOptions::new("mcp-test-client", env!("CARGO_PKG_VERSION"));
+        self.test_client_with(rt, options).await
+    }
+
+    /// [`test_client`](Self::test_client) with the client's options.
+    ///
+    /// # Errors
+    /// Those of [`Client::connect`](crate::Client::connect).
+    pub async fn test_client_with<R: Runtime>(
+        &self,
+        rt: R,
+        options: crate::ClientOptions,
+    ) -> Result<crate::Client, Error> {
+        crate::driver::memory_pair(rt, self.clone(), options).await
     }
 
     /// Serves one connection with a modified session configuration (e.g. another framing).
@@ -1598,6 +1906,9 @@ impl Server {
     /// Tells connected clients that a list changed: handshake-era connections, and the listen
     /// streams that asked for it.
     fn list_changed(&self, change: Change) {
+        if !self.inner.declared.announces(&change) {
+            return;
+        }
         self.broadcast(change.method(), None, |_| true);
         self.publish(&change);
     }
@@ -1612,6 +1923,9 @@ impl Server {
         key: String,
         entry: impl FnOnce() -> V,
     ) -> Result<(), Error> {
+        if let Some(e) = self.inner.declared.refuses(what) {
+            return Err(e);
+        }
         {
             let mut reg = self
                 .inner
@@ -1659,6 +1973,7 @@ impl Server {
         R: IntoToolResult + 'static,
     {
         let key = tool.name.clone();
+        typed::check_input_schema(&key, &tool.input_schema)?;
         let param_headers = annotations(&tool)?;
         self.register(
             TOOLS_CHANGED,
@@ -1787,8 +2102,12 @@ impl Server {
         count + self.publish(&Change::ResourceUpdated(uri.to_owned()))
     }
 
-    /// Sends a log message to every connected client whose level admits it.
+    /// Sends a log message to every connected client whose level admits it (nothing unless
+    /// the server declares `logging`: [`ServerBuilder::logging`]).
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        if !self.inner.declared.logging {
+            return;
+        }
         let params = serde_json::to_value(LoggingMessageNotificationParams {
             level,
             logger: logger.map(String::from),

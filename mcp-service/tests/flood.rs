@@ -25,6 +25,7 @@ fn notifications_the_application_never_reads_stay_bounded() {
     let sim = Sim::new();
     let rt = sim.runtime();
     let server = Server::builder("flood", "1")
+        .logging()
         .tool(
             Tool::new("shout", schema_of(json!({"type": "object"}))),
             |_: Value, cx: ToolContext| async move {

@@ -24,6 +24,8 @@ const SUB: &str = "io.modelcontextprotocol/subscriptionId";
 fn server() -> Server {
     Server::builder("listen", "1")
         .versions(&ProtocolVersion::ALL)
+        .dynamic_prompts()
+        .resource_subscriptions()
         .tool(
             Tool::new("noop", schema_of(json!({"type": "object"}))),
             |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("ok")) },

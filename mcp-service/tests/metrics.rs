@@ -32,6 +32,7 @@ async fn counters_and_histograms() {
     recorder.install().unwrap();
 
     let server = Server::builder("m", "1")
+        .logging()
         .tool(
             Tool::new("t", schema_of(json!({"type":"object"}))),
             |_: serde_json::Value, cx: ToolContext| async move {

@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 fn server() -> Server {
     Server::builder("both", "1")
         .versions(&ProtocolVersion::ALL)
+        .logging()
+        // No resource, but `resources/read` is served (and answers "not found").
+        .dynamic_resources()
         .cache_hints(60_000, CacheScope::Public)
         .tool(
             Tool::new("chatty", schema_of(json!({"type": "object"}))),
@@ -256,6 +259,7 @@ fn our_client_caches_results_as_their_hints_say() {
     let counter = reads.clone();
     let srv = Server::builder("cached", "1")
         .versions(&ProtocolVersion::ALL)
+        .resource_subscriptions()
         .cache_hints(60_000, CacheScope::Private)
         .resource(
             Resource::new("test://r", "r"),
@@ -405,6 +409,9 @@ fn cache_hints_can_differ_per_list_and_per_resource() {
     use mcp_service::schema::{Resource, ResourceContents};
     let srv =
         Server::builder("hints", "1")
+            // Empty lists, served all the same.
+            .dynamic_tools()
+            .dynamic_prompts()
             .cache_hints(1_000, CacheScope::Private)
             .cache_hints_for("tools/list", 60_000, CacheScope::Public)
             .cache_hints_for("test://slow", 5_000, CacheScope::Public)

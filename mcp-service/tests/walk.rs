@@ -51,6 +51,8 @@ fn server() -> Server {
     let obj = |v| schema_of(v);
     Server::builder("walk-server", "1.0")
         .instructions("a test server")
+        .logging()
+        .resource_subscriptions()
         .page_size(2)
         .tool(
             Tool::new("echo", obj(json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}))),
@@ -267,7 +269,7 @@ async fn full_walk() {
     }
     assert_eq!(client.tools().await.unwrap().len(), 9);
     let dup = server.add_tool(
-        Tool::new("late", schema_of(json!({}))),
+        Tool::new("late", schema_of(json!({"type":"object"}))),
         |_: serde_json::Value, _cx: ToolContext| async { Ok("x") },
     );
     assert_eq!(dup.unwrap_err().kind(), ErrorKind::DuplicateRegistration);

@@ -35,7 +35,7 @@ pub(super) struct Setup {
     dirs: Vec<PathBuf>,
     max: usize,
     /// Whether the extension is declared (a skill, a folder or `skills_extension` was given).
-    declared: bool,
+    pub(super) declared: bool,
 }
 
 impl Default for Setup {

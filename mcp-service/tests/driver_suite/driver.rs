@@ -192,6 +192,8 @@ pub async fn unix_socket_pair_listens_in_the_stateless_era<E: Env>(rt: E) {
     };
     let srv = Server::builder("t", "1")
         .versions(&mcp_proto::ProtocolVersion::ALL)
+        .dynamic_tools()
+        .resource_subscriptions()
         .build();
     let (a, b) = UnixStream::pair().unwrap();
     let served = rt.serve_unix(srv.clone(), b);
