@@ -1,7 +1,7 @@
 //! OAuth login for HTTP servers: the authorization URL is shown (and opened in a browser when
 //! one can be), and the browser's redirect comes back to a listener on the loopback interface.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_service::http_client::HttpClientOptions;
@@ -49,15 +49,31 @@ pub async fn configure(http: HttpClientOptions, login: Login) -> Result<HttpClie
     }
     let listener = Arc::new(listener);
     let open_browser = login.open_browser;
+    // A refusal stands for the rest of the run: the transport may ask again (its fallback to
+    // legacy SSE, another request), and the user is not asked twice.
+    let refused: Arc<Mutex<Option<String>>> = Arc::default();
     Ok(http.authorization_handler(move |url: String| {
         let listener = listener.clone();
+        let refused = refused.clone();
         async move {
+            if let Some(why) = refused.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                return Err(Error::new(
+                    ErrorKind::Unauthorized,
+                    format!("the authorization was refused ({why})"),
+                ));
+            }
             eprintln!("mcp: to authorize, open this address in a browser:\n  {url}");
             if open_browser {
                 open(&url);
             }
             match tokio::time::timeout(LOGIN_WAIT, callback(&listener, port)).await {
-                Ok(r) => r,
+                Ok(Ok(redirect)) => {
+                    if let Some(why) = refusal(&redirect) {
+                        *refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                    }
+                    Ok(redirect)
+                }
+                Ok(Err(e)) => Err(e),
                 Err(_) => Err(Error::new(
                     ErrorKind::Unauthorized,
                     format!(
@@ -68,6 +84,25 @@ pub async fn configure(http: HttpClientOptions, login: Login) -> Result<HttpClie
             }
         }
     }))
+}
+
+/// The `error` (and `error_description`) of a redirect that refused the authorization.
+fn refusal(redirect: &str) -> Option<String> {
+    let query = redirect.split_once('?')?.1;
+    let mut error = None;
+    let mut description = None;
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("error", v)) => error = Some(v.to_owned()),
+            Some(("error_description", v)) => description = Some(v.replace('+', " ")),
+            _ => {}
+        }
+    }
+    let error = error?;
+    Some(match description {
+        Some(d) => format!("{error}: {d}"),
+        None => error,
+    })
 }
 
 /// PKCE and `state` randomness from the operating system.
@@ -143,6 +178,19 @@ pub async fn callback(listener: &TcpListener, port: u16) -> Result<String, Error
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_are_read_from_the_redirect() {
+        assert_eq!(
+            refusal("http://127.0.0.1:1/callback?error=access_denied&state=s").as_deref(),
+            Some("access_denied")
+        );
+        assert_eq!(
+            refusal("http://x/callback?state=s&error=denied&error_description=no+way").as_deref(),
+            Some("denied: no way")
+        );
+        assert_eq!(refusal("http://x/callback?code=1&state=s"), None);
+    }
 
     #[tokio::test]
     async fn the_redirect_is_read_from_the_browser_request() {
