@@ -18,6 +18,7 @@ mod conn;
 mod oauth;
 mod output;
 
+use std::future::IntoFuture;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -147,7 +148,7 @@ enum Command {
     /// (the value as JSON), or one JSON object. A tool that answers with an error prints it
     /// on stderr and exits 1.
     #[command(
-        after_help = "Examples:\n  mcp call echo text=hello -- ./my-server\n  mcp call add a=1 b=2.5 -- ./my-server\n  mcp call search query=rust limit:=10 tags:='[\"a\",\"b\"]' -- ./my-server\n  mcp call add '{\"a\": 1, \"b\": 2}' -- ./my-server"
+        after_help = "Examples:\n  mcp call echo text=hello -- ./my-server\n  mcp call build target=all --log-level info -- ./my-server   (its log messages on stderr)\n  mcp call add a=1 b=2.5 -- ./my-server\n  mcp call search query=rust limit:=10 tags:='[\"a\",\"b\"]' -- ./my-server\n  mcp call add '{\"a\": 1, \"b\": 2}' -- ./my-server"
     )]
     Call {
         /// The tool's name.
@@ -155,6 +156,10 @@ enum Command {
         /// `key=value`, `key:=JSON`, or one JSON object.
         #[arg(value_name = "ARGUMENT")]
         arguments: Vec<String>,
+        /// Asks for the server's log messages from this level up and prints them on stderr
+        /// while the tool runs.
+        #[arg(long, value_name = "LEVEL", value_parser = LEVELS)]
+        log_level: Option<String>,
     },
     /// Lists the resources.
     #[command(after_help = "Example:\n  mcp resources -- ./my-server")]
@@ -423,7 +428,11 @@ async fn command(conn: &Conn, command: Command, json_mode: bool) -> Result<ExitC
             show(json_mode, &info, output::info);
         }
         Command::Tools => show(json_mode, &to_json(&c.list_tools().await?), output::tools),
-        Command::Call { name, arguments } => {
+        Command::Call {
+            name,
+            arguments,
+            log_level,
+        } => {
             let schema = if args::needs_schema(&arguments) {
                 let tools = c.list_tools().await?;
                 match tools.iter().find(|t| t.name == name) {
@@ -439,7 +448,48 @@ async fn command(conn: &Conn, command: Command, json_mode: bool) -> Result<ExitC
             };
             let arguments =
                 args::tool_arguments(&arguments, schema.as_ref()).map_err(Failure::msg)?;
-            let result = to_json(&c.call_tool(&name, arguments).await?);
+            let mut logs = match log_level {
+                Some(l) => {
+                    let logs = c.log_messages();
+                    c.set_logging_level(level(&l)?).await?;
+                    Some(logs)
+                }
+                None => None,
+            };
+            // Progress goes to stderr, on one line, when that is a terminal.
+            let mut call = c.call_tool(&name, arguments);
+            let live = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            if live {
+                call = call.progress(|p| {
+                    let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+                    let message = p.message.map(|m| format!("  {m}")).unwrap_or_default();
+                    eprint!("\r\x1b[2Kprogress {}{total}{message}", p.progress);
+                });
+            }
+            let call = call.into_future();
+            tokio::pin!(call);
+            let result = loop {
+                let next_log = async {
+                    match &mut logs {
+                        Some(l) => l.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    r = &mut call => break r,
+                    Some(m) = next_log => print_log(&m, live),
+                }
+            };
+            // The messages sent before the result are queued by now.
+            if let Some(l) = &mut logs {
+                while let Some(Some(m)) = futures_util::FutureExt::now_or_never(l.next()) {
+                    print_log(&m, live);
+                }
+            }
+            if live {
+                eprint!("\r\x1b[2K");
+            }
+            let result = to_json(&result?);
             let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
             if json_mode {
                 show(true, &result, output::call);
@@ -554,6 +604,15 @@ async fn command(conn: &Conn, command: Command, json_mode: bool) -> Result<ExitC
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A log message on stderr (over the progress line, if any).
+fn print_log(m: &mcp_service::schema::LoggingMessageNotificationParams, live: bool) {
+    let line = output::notification("notifications/message", &to_json(m));
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    eprintln!("{line}");
 }
 
 /// Prints each notification until Ctrl-C (exit 0) or the connection ends (exit 1).

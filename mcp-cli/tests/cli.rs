@@ -39,6 +39,7 @@ fn main() {
             "tool_errors_and_server_errors",
             tool_errors_and_server_errors,
         ),
+        ("call_prints_log_messages_on_stderr", call_logs),
         ("resources_templates_read", resources_templates_read),
         ("prompts_prompt_complete", prompts_prompt_complete),
         ("info_ping_log_level", info_ping_log_level),
@@ -326,6 +327,29 @@ fn key_value_typing(_: &Ctx) {
     assert!(e.contains("not key=value"), "{e}");
     let e = failed(&stdio(&["call", "echo", "{bad json"]), 1);
     assert!(e.contains("not valid JSON"), "{e}");
+}
+
+fn call_logs(ctx: &Ctx) {
+    let logged = "log info: Tool execution started\nlog info: Tool processing data\nlog info: Tool execution completed\n";
+    for o in [
+        stdio(&["call", "test_tool_with_logging", "--log-level", "info"]),
+        http(
+            ctx,
+            &["call", "test_tool_with_logging", "--log-level", "debug"],
+        ),
+    ] {
+        assert!(o.status.success(), "{}", err(&o));
+        assert_eq!(out(&o), "Tool with logging executed successfully\n");
+        assert_eq!(err(&o), logged);
+    }
+    // Above the messages' level, or without --log-level: nothing on stderr.
+    ok(&stdio(&[
+        "call",
+        "test_tool_with_logging",
+        "--log-level",
+        "error",
+    ]));
+    ok(&stdio(&["call", "test_tool_with_logging"]));
 }
 
 fn tool_errors_and_server_errors(_: &Ctx) {
