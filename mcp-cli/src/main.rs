@@ -590,7 +590,7 @@ async fn command(conn: &Conn, command: Command, json_mode: bool) -> Result<ExitC
             }
             // Updates come through `notes` (every notification); the per-URI streams are kept
             // open so that the subscriptions stay.
-            return follow(conn, notes, json_mode, updates).await;
+            return follow(notes, json_mode, updates).await;
         }
         Command::Listen { log_level } => {
             let notes = c.notifications();
@@ -600,7 +600,7 @@ async fn command(conn: &Conn, command: Command, json_mode: bool) -> Result<ExitC
             if !json_mode {
                 eprintln!("mcp: listening; Ctrl-C ends");
             }
-            return follow::<()>(conn, notes, json_mode, Vec::new()).await;
+            return follow::<()>(notes, json_mode, Vec::new()).await;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -616,11 +616,11 @@ fn print_log(m: &mcp_service::schema::LoggingMessageNotificationParams, live: bo
 }
 
 /// Prints each notification until Ctrl-C (exit 0) or the connection ends (exit 1).
+/// `_subscriptions` are kept open while it runs.
 async fn follow<K>(
-    conn: &Conn,
     mut notes: mcp_service::Notifications<ServerNotification>,
     json_mode: bool,
-    _keep: Vec<K>,
+    _subscriptions: Vec<K>,
 ) -> Result<ExitCode, Failure> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
@@ -636,10 +636,7 @@ async fn follow<K>(
                         print_out(&format!("{}\n", output::notification(&method, &params)));
                     }
                 }
-                None => {
-                    let _ = &conn.client;
-                    return Err(Failure::msg("the connection closed"));
-                }
+                None => return Err(Failure::msg("the connection closed")),
             },
         }
     }

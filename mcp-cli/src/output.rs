@@ -179,11 +179,17 @@ fn listing(out: &mut String, uri: Option<&str>, r: &Value) {
     out.push('\n');
 }
 
-/// `read`: each of the contents.
+/// `read`: one text as it is (`mcp read URI > file`), or each of the contents under a
+/// heading.
 pub fn read(result: &Value) -> String {
     let mut out = String::new();
-    for r in items(result.get("contents").unwrap_or(&Value::Null)) {
-        resource_contents(r, &mut out);
+    match items(result.get("contents").unwrap_or(&Value::Null)) {
+        [one] if s(one, "text").is_some() => out.push_str(s(one, "text").unwrap_or_default()),
+        all => {
+            for r in all {
+                resource_contents(r, &mut out);
+            }
+        }
     }
     out
 }

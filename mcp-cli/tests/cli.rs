@@ -391,7 +391,7 @@ fn resources_templates_read(_: &Ctx) {
     assert!(t.contains("test://template/{id}/data"), "{t}");
     assert_eq!(
         ok(&stdio(&["read", "test://static-text"])),
-        "[resource test://static-text text/plain]\nThis is the content of the static text resource.\n"
+        "This is the content of the static text resource."
     );
     let bin = ok(&stdio(&["read", "test://static-binary"]));
     assert!(bin.contains("binary, about"), "{bin}");
