@@ -17,6 +17,7 @@ mod args;
 mod conn;
 mod oauth;
 mod output;
+mod store;
 
 use std::future::IntoFuture;
 use std::io::Write;
@@ -101,7 +102,7 @@ struct Global {
     bearer: Option<String>,
     /// Logs in with OAuth 2.1 when the HTTP server asks for it: the authorization address is
     /// printed (and opened in a browser), and the browser comes back to a listener on
-    /// 127.0.0.1.
+    /// 127.0.0.1. The login is kept (see --oauth-store) for the next runs.
     #[arg(long, global = true)]
     oauth: bool,
     /// With --oauth: a client id registered with the authorization server (without one the
@@ -114,8 +115,7 @@ struct Global {
         global = true,
         value_name = "SECRET",
         env = "MCP_OAUTH_CLIENT_SECRET",
-        hide_env_values = true,
-        requires = "oauth_client_id"
+        hide_env_values = true
     )]
     oauth_client_secret: Option<String>,
     /// With --oauth: approve without a browser (for authorization servers that redirect at
@@ -125,6 +125,13 @@ struct Global {
     /// With --oauth: do not try to open a browser (the address is printed all the same).
     #[arg(long, global = true, requires = "oauth")]
     no_browser: bool,
+    /// With --oauth: the file that keeps the login between runs (default
+    /// `$XDG_CONFIG_HOME/mcp/oauth.json` or `~/.config/mcp/oauth.json`; readable by you alone).
+    #[arg(long, global = true, value_name = "FILE", env = "MCP_OAUTH_STORE")]
+    oauth_store: Option<std::path::PathBuf>,
+    /// With --oauth: keep the login for this run only (whatever --oauth-store says).
+    #[arg(long, global = true, requires = "oauth")]
+    oauth_no_store: bool,
     /// Lets the server command's stderr through (by default it is kept, and its last lines
     /// are shown when the server fails).
     #[arg(long, global = true)]
@@ -392,6 +399,11 @@ async fn run(cli: Cli, target: Target) -> Result<ExitCode, Failure> {
                 client_secret: g.oauth_client_secret.clone(),
                 headless: g.oauth_headless,
                 open_browser: !g.no_browser,
+                store: if g.oauth_no_store {
+                    None
+                } else {
+                    g.oauth_store.clone().or_else(store::default_path)
+                },
             },
         )
         .await

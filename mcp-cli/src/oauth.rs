@@ -27,6 +27,8 @@ pub struct Login {
     pub headless: bool,
     /// Whether to try to open a browser.
     pub open_browser: bool,
+    /// The file that keeps the tokens between runs (none: kept in memory for this run).
+    pub store: Option<std::path::PathBuf>,
 }
 
 /// `http` with OAuth configured for `login`; binds the loopback listener of the redirect.
@@ -43,7 +45,11 @@ pub async fn configure(http: HttpClientOptions, login: Login) -> Result<HttpClie
     if let Some(id) = login.client_id {
         config = config.pre_registered(id, login.client_secret);
     }
-    let http = http.oauth(OAuthClient::new(config), entropy);
+    let client = match login.store {
+        Some(path) => OAuthClient::with_store(config, Arc::new(crate::store::FileStore::new(path))),
+        None => OAuthClient::new(config),
+    };
+    let http = http.oauth(client, entropy);
     if login.headless {
         return Ok(http);
     }

@@ -267,11 +267,19 @@ fn browse(url: &str) -> (String, Option<String>) {
     (status, location)
 }
 
-/// `mcp ARGS`, with this test as the browser: reads the authorization address from its stderr
-/// and visits it; the output.
-fn with_browser(args: &[&str]) -> std::process::Output {
+/// A store file of this test's own (never the user's).
+fn store(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("mcp-cli-oauth-{}-{name}.json", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// `mcp ARGS` (tokens kept in `store`), with this test as the browser: reads the
+/// authorization address from its stderr and visits it; the output.
+fn with_browser(store: &std::path::Path, args: &[&str]) -> std::process::Output {
     let mut child = Command::new(MCP)
         .args(args)
+        .env("MCP_OAUTH_STORE", store)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -303,14 +311,26 @@ fn with_browser(args: &[&str]) -> std::process::Output {
     out
 }
 
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+fn tokens(fixture: &Fixture) -> usize {
+    fixture.state.lock().unwrap().tokens.len()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_browser_login_runs_and_the_call_goes_through() {
+async fn the_browser_login_runs_and_is_kept_for_the_next_run() {
     let (fixture, url) = start(false).await;
-    let out = tokio::task::spawn_blocking(move || {
-        with_browser(&["call", "write", "--oauth", "--no-browser", "--url", &url])
+    let kept = store("browser");
+    let (k, u) = (kept.clone(), url.clone());
+    let out = blocking(move || {
+        with_browser(
+            &k,
+            &["call", "write", "--oauth", "--no-browser", "--url", &u],
+        )
     })
-    .await
-    .unwrap();
+    .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "written\n");
@@ -319,38 +339,76 @@ async fn the_browser_login_runs_and_the_call_goes_through() {
             .starts_with("mcp: to authorize, open this address in a browser:\n  http://127.0.0.1:"),
         "{stderr}"
     );
-    assert_eq!(fixture.state.lock().unwrap().tokens.len(), 1);
+    assert_eq!(tokens(&fixture), 1);
+    // The next run uses the kept login: no new authorization.
+    let (k, u) = (kept.clone(), url.clone());
+    let out =
+        blocking(move || with_browser(&k, &["tools", "--oauth", "--no-browser", "--url", &u]))
+            .await;
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "no login asked");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "write\n");
+    assert_eq!(tokens(&fixture), 1);
+    // --oauth-no-store neither reads nor keeps it: a new login.
+    let (k, u) = (kept.clone(), url.clone());
+    let out = blocking(move || {
+        with_browser(
+            &k,
+            &[
+                "tools",
+                "--oauth",
+                "--oauth-no-store",
+                "--no-browser",
+                "--url",
+                &u,
+            ],
+        )
+    })
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tokens(&fixture), 2);
+    let _ = std::fs::remove_file(kept);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_headless_login_needs_no_browser() {
-    let (_fixture, url) = start(false).await;
-    let out = tokio::task::spawn_blocking(move || {
+    let (fixture, url) = start(false).await;
+    let out = blocking(move || {
         Command::new(MCP)
-            .args(["tools", "--oauth", "--oauth-headless", "--url", &url])
+            .args([
+                "tools",
+                "--oauth",
+                "--oauth-headless",
+                "--oauth-no-store",
+                "--url",
+                &url,
+            ])
             .stdin(Stdio::null())
             .output()
             .unwrap()
     })
-    .await
-    .unwrap();
+    .await;
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "write\n");
+    assert_eq!(tokens(&fixture), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_login_and_no_login_are_one_line_errors() {
     let (_fixture, url) = start(true).await;
-    let u = url.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        with_browser(&["tools", "--oauth", "--no-browser", "--url", &u])
-    })
-    .await
-    .unwrap();
+    let kept = store("refused");
+    let (k, u) = (kept.clone(), url.clone());
+    let out =
+        blocking(move || with_browser(&k, &["tools", "--oauth", "--no-browser", "--url", &u]))
+            .await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let last = stderr.lines().last().unwrap_or_default();
@@ -358,16 +416,16 @@ async fn a_refused_login_and_no_login_are_one_line_errors() {
         last.starts_with("mcp: ") && last.contains("access_denied") && !last.contains("within"),
         "{stderr}"
     );
+    let _ = std::fs::remove_file(kept);
     // Without --oauth the 401 is said as such.
-    let out = tokio::task::spawn_blocking(move || {
+    let out = blocking(move || {
         Command::new(MCP)
             .args(["tools", "--url", &url])
             .stdin(Stdio::null())
             .output()
             .unwrap()
     })
-    .await
-    .unwrap();
+    .await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
