@@ -55,8 +55,7 @@ command line. Errors are one line on stderr.";
     name = "mcp",
     version,
     override_usage = "mcp <COMMAND> [ARGS]... [OPTIONS] (-- SERVER_COMMAND [SERVER_ARGS]... | --url URL)",
-    after_help = EXAMPLES,
-    disable_help_subcommand = false
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -127,7 +126,13 @@ struct Global {
     no_browser: bool,
     /// With --oauth: the file that keeps the login between runs (default
     /// `$XDG_CONFIG_HOME/mcp/oauth.json` or `~/.config/mcp/oauth.json`; readable by you alone).
-    #[arg(long, global = true, value_name = "FILE", env = "MCP_OAUTH_STORE")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "MCP_OAUTH_STORE",
+        hide_env_values = true
+    )]
     oauth_store: Option<std::path::PathBuf>,
     /// With --oauth: keep the login for this run only (whatever --oauth-store says).
     #[arg(long, global = true, requires = "oauth")]
