@@ -49,13 +49,53 @@ async fn timeout<T>(d: Duration, fut: impl Future<Output = T>) -> Option<T> {
     .await
 }
 
-pub(crate) fn step(title: &str) {
-    if verbose() {
-        println!("\n\x1b[1m▶ {title}\x1b[0m");
+/// Whether output gets terminal styles: only when it goes to a terminal that is not `dumb` and
+/// `NO_COLOR` is unset or empty (<https://no-color.org>).
+pub fn use_colour(stdout_is_terminal: bool, no_color: Option<&str>, term: Option<&str>) -> bool {
+    stdout_is_terminal && no_color.is_none_or(str::is_empty) && term != Some("dumb")
+}
+
+/// [`use_colour`] for this process's stdout and environment (decided once).
+fn colour() -> bool {
+    static COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *COLOUR.get_or_init(|| {
+        use std::io::IsTerminal;
+        let var = |name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+        use_colour(
+            std::io::stdout().is_terminal(),
+            var("NO_COLOR").as_deref(),
+            var("TERM").as_deref(),
+        )
+    })
+}
+
+/// `text` in bold (SGR 1) when [`colour`] says so.
+fn bold(text: &str) -> String {
+    if colour() {
+        format!("\x1b[1m{text}\x1b[0m")
+    } else {
+        text.to_owned()
     }
 }
 
-pub(crate) fn show(label: &str, value: impl std::fmt::Display) {
+/// `text` dimmed (SGR 2) when [`colour`] says so.
+fn dim(text: &str) -> String {
+    if colour() {
+        format!("\x1b[2m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Prints a step's heading (bold on a terminal), when verbose.
+pub fn step(title: &str) {
+    if verbose() {
+        println!("\n{}", bold(&format!("▶ {title}")));
+    }
+}
+
+/// Prints a labelled value of a step, when verbose.
+pub fn show(label: &str, value: impl std::fmt::Display) {
     if verbose() {
         println!("  {label:<22} {value}");
     }
@@ -90,7 +130,12 @@ pub fn options() -> ClientOptions {
             |p: CreateMessageRequestParams, _cx: RequestContext| async move {
                 let prompt = serde_json::to_string(&p.messages).unwrap_or_default();
                 if verbose() {
-                    println!("  \x1b[2m(demo answers sampling/createMessage for {prompt})\x1b[0m");
+                    println!(
+                        "  {}",
+                        dim(&format!(
+                            "(demo answers sampling/createMessage for {prompt})"
+                        ))
+                    );
                 }
                 Ok::<CreateMessageResult, Error>(
                     serde_json::from_value(json!({
@@ -106,8 +151,11 @@ pub fn options() -> ClientOptions {
         .elicitation(|p: ElicitRequestParams, _cx: RequestContext| async move {
             if verbose() {
                 println!(
-                    "  \x1b[2m(demo answers elicitation/create: {})\x1b[0m",
-                    serde_json::to_string(&p).unwrap_or_default()
+                    "  {}",
+                    dim(&format!(
+                        "(demo answers elicitation/create: {})",
+                        serde_json::to_string(&p).unwrap_or_default()
+                    ))
                 );
             }
             Ok::<ElicitResult, Error>(

@@ -6,22 +6,24 @@
 //! ```
 //!
 //! The server is this same binary started with `--serve` (so `cargo run --bin demo` needs no
-//! other binary), speaking MCP on its stdin/stdout exactly like `everything`.
+//! other binary), speaking MCP on its stdin/stdout exactly like `everything`. Headings are bold
+//! on a terminal; written to a file or a pipe, or with `NO_COLOR` set, the output has no
+//! terminal escape codes.
 
 use std::time::Duration;
 
-use mcp_examples::walk::{options, set_verbose, walk};
-
-fn step(title: &str) {
-    println!("\n\x1b[1m▶ {title}\x1b[0m");
-}
-
-fn show(label: &str, value: impl std::fmt::Display) {
-    println!("  {label:<22} {value}");
-}
+use mcp_examples::walk::{options, set_verbose, show, step, walk};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!(
+            "demo: spawns the `everything` server over stdio and walks the whole MCP surface, printing each step.\n\n\
+             usage: demo [--runtime tokio|async-std]\n\n\
+             Headings are bold on a terminal (not in a file or a pipe, nor with NO_COLOR set)."
+        );
+        return;
+    }
     if args.iter().any(|a| a == "--serve") {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

@@ -25,13 +25,35 @@
 //! limit, hyper's former fixed 30 s header timeout, which also ran between requests): for
 //! measuring what the limits change.
 
-fn usage(msg: &str) -> ! {
-    eprintln!(
-        "everything: {msg}
-usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
+const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
                   [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
-                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]"
+                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]";
+
+/// `--help`: what the server is and its options, on stdout; exit 0.
+fn help() -> ! {
+    use std::io::Write;
+    // (`everything --help | head` closes the pipe early: not worth a panic.)
+    let _ = writeln!(
+        std::io::stdout(),
+        "everything: an MCP server exposing every feature (the conformance suite's fixtures, plus echo,
+slow, stream and touch_watched), on stdio by default.
+
+{USAGE}
+
+  --transport http|sse|ws  serve Streamable HTTP at /mcp (sse: also legacy HTTP+SSE at /sse), or
+                           WebSocket, on --host (default 127.0.0.1) and --port
+  --stateless              HTTP without sessions;  --json-response: one JSON body per POST
+  --eras                   which protocol eras are served (default both)
+  --wire-limits off        no limits on the wire; the other flags change one limit each (seconds)
+
+Example:
+  everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp"
     );
+    std::process::exit(0);
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("everything: {msg}\n{USAGE}");
     std::process::exit(2);
 }
 
@@ -74,8 +96,9 @@ fn main() {
                         .unwrap_or_else(|_| usage("--port needs a number")),
                 )
             }
-            "-h" | "--help" => usage("help"),
-            flag if limits.set(flag, &value()) => {}
+            "-h" | "--help" => help(),
+            // (a limit flag without its value is refused by `set` as a wrong value)
+            flag if limits.set(flag, args.get(i + 1).map_or("", String::as_str)) => {}
             other => usage(&format!("unknown argument {other:?}")),
         }
         i += 2;
