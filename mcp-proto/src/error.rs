@@ -438,6 +438,33 @@ impl Error {
     pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
         Error::new(ErrorKind::InvalidParams, message)
     }
+    /// A `resources/read` of a URI the server does not serve, as `version` answers it: -32002
+    /// before 2026-07-28, -32602 since, with `data.uri` either way.
+    ///
+    /// ```
+    /// use mcp_proto::{Error, ProtocolVersion};
+    /// let e = Error::resource_not_found("memo://x", ProtocolVersion::V2026_07_28);
+    /// assert_eq!(e.code(), -32602);
+    /// assert_eq!(e.data().unwrap().get(), r#"{"uri":"memo://x"}"#);
+    /// ```
+    pub fn resource_not_found(uri: &str, version: crate::ProtocolVersion) -> Self {
+        let mut data = alloc::vec::Vec::with_capacity(uri.len() + 10);
+        data.extend_from_slice(b"{\"uri\":");
+        crate::jsonrpc::write_json_str(&mut data, uri);
+        data.push(b'}');
+        let error = Error::new(
+            ErrorKind::NotFound,
+            alloc::format!("Resource not found: {uri}"),
+        )
+        .with_code(version.resource_not_found_code());
+        match alloc::string::String::from_utf8(data)
+            .ok()
+            .and_then(|d| RawValue::from_string(d).ok())
+        {
+            Some(data) => error.with_data(data),
+            None => error,
+        }
+    }
     /// -32603 internal error.
     pub fn internal(message: impl Into<Cow<'static, str>>) -> Self {
         Error::new(ErrorKind::Internal, message)

@@ -2176,16 +2176,6 @@ fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
     crate::raw::to_raw(v)
 }
 
-/// The error of `resources/read` for a URI the server does not serve, in `version`'s code.
-fn resource_not_found(uri: &str, version: ProtocolVersion) -> Error {
-    Error::new(ErrorKind::NotFound, format!("Resource not found: {uri}"))
-        .with_code(version.resource_not_found_code())
-        .with_data(
-            to_raw(&serde_json::json!({ "uri": uri }))
-                .unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object()),
-        )
-}
-
 /// Pagination: the cursor is an opaque token naming the next offset.
 fn page<T: Clone>(
     items: &[T],
@@ -2373,7 +2363,7 @@ impl Service for ServerService {
                     }
                 };
                 let Some((handler, vars)) = found else {
-                    return sync(Err(resource_not_found(&q.uri, version)));
+                    return sync(Err(Error::resource_not_found(&q.uri, version)));
                 };
                 let (ttl_ms, cache_scope) = hints(&q.uri);
                 let mut hcx = hcx;

@@ -219,9 +219,13 @@ fn answer(session: &mut Session, jobs: &mut Jobs, req: InboundRequest, now: Inst
                 "uri": RESOURCE, "mimeType": "text/plain", "text": RESOURCE_TEXT
             }]})),
             // The request's own era (2026-07-28 names it on every request), else the session's.
-            uri => Err(resource_not_found(
+            uri => Err(Error::resource_not_found(
                 uri.unwrap_or(""),
-                req.era.as_ref().map(|e| e.version).or(session.version()),
+                req.era
+                    .as_ref()
+                    .map(|e| e.version)
+                    .or(session.version())
+                    .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE),
             )),
         },
         "prompts/list" => Ok(json!({"prompts": [{
@@ -273,22 +277,6 @@ fn call_tool(session: &mut Session, req: &InboundRequest, params: &Value) -> Res
 
 const RESOURCE: &str = "memo://hello";
 const RESOURCE_TEXT: &str = "Hello from a server with no runtime.";
-
-/// A missing resource, as the negotiated version says (-32002 before 2026-07-28, -32602 with
-/// `data.uri` since).
-fn resource_not_found(uri: &str, version: Option<ProtocolVersion>) -> Error {
-    let version = version.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
-    let data = json!({ "uri": uri });
-    let mut e = Error::new(
-        mcp_proto::ErrorKind::NotFound,
-        format!("Resource not found: {uri}"),
-    )
-    .with_code(version.resource_not_found_code());
-    if let Ok(data) = mcp_proto::jsonrpc::to_raw(&data) {
-        e = e.with_data(data);
-    }
-    e
-}
 
 fn raw(s: &str) -> Box<RawValue> {
     RawValue::from_string(s.to_owned()).unwrap_or_else(|_| mcp_proto::jsonrpc::empty_object())

@@ -235,7 +235,7 @@ fn skill_file_handler() -> Arc<ResourceFn> {
         let registry = cx.server.registry.read().unwrap_or_else(|e| e.into_inner());
         match registry.skills.as_ref().and_then(|s| s.files.get(&uri)) {
             Some(data) => Ok(vec![crate::skills::contents_of(uri, data)]),
-            None => Err(resource_not_found(&uri, version)),
+            None => Err(Error::resource_not_found(&uri, version)),
         }
     })
 }
