@@ -36,7 +36,9 @@ use mcp_service::schema::{
     PromptArgument, PromptMessage, Reference, Resource, ResourceContents, ResourceTemplate, Role,
     SamplingMessage, TextResourceContents, Tool,
 };
-use mcp_service::server::{HandlerContext, ToolContext, schema_of};
+use mcp_service::server::{
+    CompletionContext, PromptContext, ResourceContext, ToolContext, schema_of,
+};
 use mcp_service::{Error, ErrorKind, Server, ServerBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -1152,7 +1154,7 @@ fn input_required_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 "A prompt that asks the user for its context first (SEP-2322)",
                 &[],
             ),
-            |_args: BTreeMap<String, String>, cx: HandlerContext| async move {
+            |_args: BTreeMap<String, String>, cx: PromptContext| async move {
                 let r = cx
                     .elicit_as(
                         "user_context",
@@ -1323,7 +1325,7 @@ fn list_change_tools(builder: ServerBuilder) -> ServerBuilder {
                             "Comes and goes with test_trigger_prompt_change",
                             &[],
                         ),
-                        |_args: BTreeMap<String, String>, _cx: HandlerContext| async {
+                        |_args: BTreeMap<String, String>, _cx: PromptContext| async {
                             Ok(messages(vec![PromptMessage::user(
                                 "This prompt comes and goes.",
                             )]))
@@ -1349,7 +1351,7 @@ fn resources(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
                 "A static text resource for testing",
                 "text/plain",
             ),
-            |uri: String, _cx: HandlerContext| async move {
+            |uri: String, _cx: ResourceContext| async move {
                 Ok(vec![text_contents(uri, "text/plain", STATIC_TEXT)])
             },
         )
@@ -1361,7 +1363,7 @@ fn resources(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
                 "A static binary resource (image) for testing",
                 "image/png",
             ),
-            |uri: String, _cx: HandlerContext| async move {
+            |uri: String, _cx: ResourceContext| async move {
                 Ok(vec![blob_contents(uri, "image/png", TEST_IMAGE_PNG_BASE64)])
             },
         )
@@ -1376,7 +1378,7 @@ fn resources(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
             ),
             {
                 let watched = watched.clone();
-                move |uri: String, _cx: HandlerContext| {
+                move |uri: String, _cx: ResourceContext| {
                     let text = watched.text();
                     async move { Ok(vec![text_contents(uri, "text/plain", text)]) }
                 }
@@ -1389,7 +1391,7 @@ fn resources(builder: ServerBuilder, watched: &Arc<Watched>) -> ServerBuilder {
                 mime_type: Some("application/json".to_owned()),
                 ..ResourceTemplate::new(TEMPLATE_URI, "template")
             },
-            |uri: String, vars: HashMap<String, String>, _cx: HandlerContext| async move {
+            |uri: String, vars: HashMap<String, String>, _cx: ResourceContext| async move {
                 let id = vars.get("id").cloned().unwrap_or_default();
                 let data = format!("Data for ID: {id}");
                 let body = json!({"id": id, "templateTest": true, "data": data});
@@ -1412,7 +1414,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
                 "A simple prompt without arguments",
                 &[],
             ),
-            |_args: BTreeMap<String, String>, _cx: HandlerContext| async {
+            |_args: BTreeMap<String, String>, _cx: PromptContext| async {
                 Ok(messages(vec![PromptMessage::user(
                     "This is a simple prompt for testing.",
                 )]))
@@ -1428,7 +1430,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
                     ("arg2", "Second test argument"),
                 ],
             ),
-            |args: BTreeMap<String, String>, _cx: HandlerContext| async move {
+            |args: BTreeMap<String, String>, _cx: PromptContext| async move {
                 // Both are required: the server checked that before calling.
                 let (arg1, arg2) = (&args["arg1"], &args["arg2"]);
                 Ok(messages(vec![PromptMessage::user(format!(
@@ -1443,7 +1445,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
                 "A prompt that includes an embedded resource",
                 &[("resourceUri", "URI of the resource to embed")],
             ),
-            |args: BTreeMap<String, String>, _cx: HandlerContext| async move {
+            |args: BTreeMap<String, String>, _cx: PromptContext| async move {
                 let uri = args["resourceUri"].clone();
                 Ok(messages(vec![
                     user(Content::embedded(text_contents(
@@ -1462,7 +1464,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
                 "A prompt that includes image content",
                 &[],
             ),
-            |_args: BTreeMap<String, String>, _cx: HandlerContext| async {
+            |_args: BTreeMap<String, String>, _cx: PromptContext| async {
                 Ok(messages(vec![
                     user(Content::image(TEST_IMAGE_PNG_BASE64, "image/png")),
                     PromptMessage::user("Please analyze the image above."),
@@ -1474,7 +1476,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
 /// Completion of prompt arguments and the template's `{id}` (lifecycle.ts: completion).
 fn completion(builder: ServerBuilder) -> ServerBuilder {
     builder.completion(
-        |params: CompleteRequestParams, _cx: HandlerContext| async move {
+        |params: CompleteRequestParams, _cx: CompletionContext| async move {
             let value = params.argument.value.as_str();
             let candidates: &[&str] = match (&params.reference, params.argument.name.as_str()) {
                 (Reference::Prompt(p), "arg1") if p.name == "test_prompt_with_arguments" => {

@@ -422,7 +422,11 @@ impl<R: Runtime> HttpEngine<R> {
                 self.queued
                     .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 let random = self.random.next();
+                // What the endpoint had before this request is not of it.
+                self.drain_events(now);
                 let resp = self.endpoint.handle_request(now, &parts, &body, random);
+                // The requests this one carried see its head.
+                self.drain_events_of(now, parts);
                 let (head, body) = resp.into_parts();
                 let held = head
                     .extensions
@@ -699,6 +703,31 @@ impl<R: Runtime> HttpEngine<R> {
             any = true;
         }
         any
+    }
+
+    /// Takes the events that the HTTP request `parts` caused: each MCP request among them
+    /// gets the head in its context (one shared copy, made only when there is a request).
+    fn drain_events_of(&mut self, now: Instant, parts: http::request::Parts) {
+        let mut parts = Some(parts);
+        let mut shared: Option<Arc<http::request::Parts>> = None;
+        while let Some(e) = self.endpoint.poll_event() {
+            if matches!(e.event, Event::Request(_)) {
+                if shared.is_none() {
+                    shared = parts.take().map(Arc::new);
+                }
+                let sid = e.session;
+                self.session(sid);
+                if let Some(ctx) = self.sessions.get_mut(&sid) {
+                    ctx.dispatcher.http = shared.clone();
+                    self.on_event(e, now);
+                    if let Some(ctx) = self.sessions.get_mut(&sid) {
+                        ctx.dispatcher.http = None;
+                    }
+                    continue;
+                }
+            }
+            self.on_event(e, now);
+        }
     }
 
     fn drain_events(&mut self, now: Instant) -> bool {

@@ -843,6 +843,8 @@ impl ClientRounds {
             peer: peer.clone(),
             cancel: crate::cancel::CancellationToken::new(),
             era: None,
+            #[cfg(feature = "http-server")]
+            http: None,
         };
         let request = crate::service::IncomingRequest {
             method: asked.method.into(),

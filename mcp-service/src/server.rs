@@ -53,14 +53,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 
 use mcp_proto::schema::{
-    CacheScope, CallToolResult, CompleteRequestParams, CompleteResult, Completion, Content,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    GetPromptRequestParams, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListToolsResult,
-    LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-    ResourceUpdatedNotificationParams, SetLevelRequestParams, SubscribeRequestParams, Tool,
-    tools::InputRequest,
+    CacheScope, CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult,
+    Completion, Content, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, GetPromptRequestParams, GetPromptResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams,
+    Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, ResourceUpdatedNotificationParams, SetLevelRequestParams,
+    SubscribeRequestParams, Tool, tools::InputRequest,
 };
 use mcp_proto::session::{Change, Config, Session, Subscription};
 use mcp_proto::{Duration, Error, ErrorKind, ProtocolVersion, RequestId};
@@ -179,9 +179,13 @@ impl Streamed {
     }
 }
 
-/// What a server handler gets: the request context plus server-side helpers.
+/// What every server handler gets: the request, the client, and the server-side helpers
+/// (progress, logging, cancellation, asking the client, cache hints). Each kind of handler
+/// gets its own context type that dereferences to this one: [`ToolContext`],
+/// [`ResourceContext`], [`PromptContext`], [`CompletionContext`]; a custom method
+/// ([`ServerBuilder::method`]) gets this one.
 #[derive(Clone)]
-pub struct ToolContext {
+pub struct HandlerContext {
     request: RequestContext,
     server: Arc<Inner>,
     conn: Arc<ConnState>,
@@ -199,18 +203,135 @@ pub struct ToolContext {
 /// Where a handler's [`ToolContext::cache_hints`] are kept for its result.
 type HintSlot = Arc<Mutex<Option<(u64, CacheScope)>>>;
 
-impl std::fmt::Debug for ToolContext {
+impl std::fmt::Debug for HandlerContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext")
+        f.debug_struct("HandlerContext")
             .field("id", self.request.id())
             .finish_non_exhaustive()
     }
 }
 
-/// The context of resource, prompt and completion handlers (same helpers as tools).
-pub type HandlerContext = ToolContext;
+/// What a tool handler gets: everything of [`HandlerContext`] (through `Deref`), plus what
+/// only a tool call can do: stream content ([`stream`](Self::stream)) and continue as a task
+/// ([`as_task`](Self::as_task)).
+#[derive(Clone, Debug)]
+pub struct ToolContext(HandlerContext);
+
+/// What a resource or resource template handler gets (`resources/read`): everything of
+/// [`HandlerContext`] through `Deref`; its [`cache_hints`](HandlerContext::cache_hints)
+/// choose the result's.
+#[derive(Clone, Debug)]
+pub struct ResourceContext(HandlerContext);
+
+/// What a prompt handler gets (`prompts/get`): everything of [`HandlerContext`] through
+/// `Deref`.
+#[derive(Clone, Debug)]
+pub struct PromptContext(HandlerContext);
+
+/// What the completion handler gets (`completion/complete`): everything of
+/// [`HandlerContext`] through `Deref`.
+#[derive(Clone, Debug)]
+pub struct CompletionContext(HandlerContext);
+
+macro_rules! handler_context {
+    ($($t:ident),*) => {$(
+        impl std::ops::Deref for $t {
+            type Target = HandlerContext;
+            fn deref(&self) -> &HandlerContext {
+                &self.0
+            }
+        }
+
+        impl $t {
+            /// The context shared by every kind of handler.
+            pub fn handler_context(&self) -> &HandlerContext {
+                &self.0
+            }
+        }
+    )*};
+}
+handler_context!(
+    ToolContext,
+    ResourceContext,
+    PromptContext,
+    CompletionContext
+);
 
 impl ToolContext {
+    /// Streams one content item to the caller now; it is also part of the final result.
+    /// Clients of this crate see it at once through `call_tool_stream`; other clients see an
+    /// ordinary progress notification and the complete result at the end. Waits while the
+    /// output budget is full, like [`progress`](HandlerContext::progress).
+    ///
+    /// The final result repeats the streamed items up to
+    /// [`ServerBuilder::stream_retention`] bytes of them (default
+    /// [`DEFAULT_STREAM_RETENTION`]); items past that are streamed but not kept, and the result
+    /// says, in a text item after the kept ones, how many were left out.
+    ///
+    /// ```no_run
+    /// # use mcp_service::server::ToolContext;
+    /// # use mcp_proto::schema::Content;
+    /// # async fn tool(cx: ToolContext) -> Result<(), mcp_service::Error> {
+    /// for i in 0..10 {
+    ///     cx.stream(Content::text(format!("part {i}"))).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// An item that does not serialise; `TransportClosed` when the connection has ended.
+    pub async fn stream(&self, item: Content) -> Result<(), Error> {
+        let json = serde_json::to_string(&item).map_err(|e| Error::internal(e.to_string()))?;
+        let streaming = self.request.progress_token().is_some();
+        if streaming {
+            self.peer().writable().await;
+        }
+        // Held while the notification is queued: concurrent streams number and send in order.
+        let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
+        streamed.count += 1;
+        let seq = streamed.count;
+        if streaming {
+            let meta = format!("{{\"{PARTIAL_CONTENT_META}\":[{json}]}}");
+            let meta = RawValue::from_string(meta).map_err(|e| Error::internal(e.to_string()))?;
+            self.request
+                .peer()
+                .send_now(crate::peer::Command::Progress {
+                    id: self.request.id().clone(),
+                    progress: seq as f64,
+                    total: None,
+                    message: Some(format!("partial result {seq}")),
+                    meta: Some(meta),
+                })?;
+        }
+        if streamed.bytes + json.len() <= self.server.stream_retention {
+            streamed.bytes += json.len();
+            streamed.kept.push(item);
+        } else {
+            streamed.left_out += 1;
+            streamed.left_out_bytes += json.len();
+        }
+        Ok(())
+    }
+
+    /// Continues as a task (tasks extension): when this call may become one (a tool with task
+    /// support called by a client that declared the extension), it is answered with a task
+    /// now and the handler goes on in the background (asks then wait in the task, and
+    /// `tasks/cancel` stops it); otherwise this returns at once and the call goes on as usual.
+    /// A call that may become a task becomes one anyway as soon as its handler waits on
+    /// anything but an input request.
+    pub async fn as_task(&self) {
+        if let Some(slot) = &self.task {
+            slot.become_task().await;
+        }
+    }
+
+    /// The task this call became, if it did.
+    pub fn task_id(&self) -> Option<String> {
+        self.task.as_ref().and_then(|s| s.task_id())
+    }
+}
+
+impl HandlerContext {
     /// The request's id.
     pub fn request_id(&self) -> &RequestId {
         self.request.id()
@@ -267,61 +388,6 @@ impl ToolContext {
         message: Option<&str>,
     ) -> Result<(), Error> {
         self.request.progress(progress, total, message).await
-    }
-
-    /// Streams one content item to the caller now; it is also part of the final result.
-    /// Clients of this crate see it at once through `call_tool_stream`; other clients see an
-    /// ordinary progress notification and the complete result at the end. Waits while the
-    /// output budget is full, like [`progress`](Self::progress).
-    ///
-    /// The final result repeats the streamed items up to
-    /// [`ServerBuilder::stream_retention`] bytes of them (default
-    /// [`DEFAULT_STREAM_RETENTION`]); items past that are streamed but not kept, and the result
-    /// says, in a text item after the kept ones, how many were left out.
-    ///
-    /// ```no_run
-    /// # use mcp_service::server::ToolContext;
-    /// # use mcp_proto::schema::Content;
-    /// # async fn tool(cx: ToolContext) -> Result<(), mcp_service::Error> {
-    /// for i in 0..10 {
-    ///     cx.stream(Content::text(format!("part {i}"))).await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    ///
-    /// # Errors
-    /// An item that does not serialise; `TransportClosed` when the connection has ended.
-    pub async fn stream(&self, item: Content) -> Result<(), Error> {
-        let json = serde_json::to_string(&item).map_err(|e| Error::internal(e.to_string()))?;
-        let streaming = self.request.progress_token().is_some();
-        if streaming {
-            self.peer().writable().await;
-        }
-        // Held while the notification is queued: concurrent streams number and send in order.
-        let mut streamed = self.streamed.lock().unwrap_or_else(|e| e.into_inner());
-        streamed.count += 1;
-        let seq = streamed.count;
-        if streaming {
-            let meta = format!("{{\"{PARTIAL_CONTENT_META}\":[{json}]}}");
-            let meta = RawValue::from_string(meta).map_err(|e| Error::internal(e.to_string()))?;
-            self.request
-                .peer()
-                .send_now(crate::peer::Command::Progress {
-                    id: self.request.id().clone(),
-                    progress: seq as f64,
-                    total: None,
-                    message: Some(format!("partial result {seq}")),
-                    meta: Some(meta),
-                })?;
-        }
-        if streamed.bytes + json.len() <= self.server.stream_retention {
-            streamed.bytes += json.len();
-            streamed.kept.push(item);
-        } else {
-            streamed.left_out += 1;
-            streamed.left_out_bytes += json.len();
-        }
-        Ok(())
     }
 
     /// Sends a log message (`notifications/message`) if the client's level admits it and the
@@ -435,23 +501,6 @@ impl ToolContext {
             .await
     }
 
-    /// Continues as a task (tasks extension): when this call may become one (a tool with task
-    /// support called by a client that declared the extension), it is answered with a task
-    /// now and the handler goes on in the background (asks then wait in the task, and
-    /// `tasks/cancel` stops it); otherwise this returns at once and the call goes on as usual.
-    /// A call that may become a task becomes one anyway as soon as its handler waits on
-    /// anything but an input request.
-    pub async fn as_task(&self) {
-        if let Some(slot) = &self.task {
-            slot.become_task().await;
-        }
-    }
-
-    /// The task this call became, if it did.
-    pub fn task_id(&self) -> Option<String> {
-        self.task.as_ref().and_then(|s| s.task_id())
-    }
-
     /// Chooses the cache hints of this one result: its `ttlMs` (how long a client may keep
     /// it) and `cacheScope` (`Private`: only for this client's authorization; `Public`: for
     /// anyone), instead of the server's ([`ServerBuilder::cache_hints`]) or the ones
@@ -466,7 +515,7 @@ impl ToolContext {
     /// ```
     /// use mcp_service::Server;
     /// use mcp_service::schema::{CacheScope, ResourceContents, ResourceTemplate};
-    /// use mcp_service::server::HandlerContext;
+    /// use mcp_service::server::ResourceContext;
     /// use std::collections::HashMap;
     ///
     /// let server = Server::builder("quotes", "1.0")
@@ -474,7 +523,7 @@ impl ToolContext {
     ///     .cache_hints(60_000, CacheScope::Public)
     ///     .resource_template(
     ///         ResourceTemplate::new("quote://{symbol}", "quote"),
-    ///         |uri: String, vars: HashMap<String, String>, cx: HandlerContext| async move {
+    ///         |uri: String, vars: HashMap<String, String>, cx: ResourceContext| async move {
     ///             if vars.get("symbol").is_some_and(|s| s == "live") {
     ///                 // This one changes all the time: ask again every time.
     ///                 cx.cache_hints(0, CacheScope::Private);
@@ -522,6 +571,89 @@ impl ToolContext {
             Some(era) => has(&era.client_capabilities),
             None => self.peer().info().is_some_and(|i| has(&i.capabilities)),
         }
+    }
+
+    /// The client's `Implementation` (its name, version, title…): from the request's `_meta`
+    /// for a 2026-07-28 client (`None` when it sent none), from its `initialize` otherwise.
+    pub fn client_info(&self) -> Option<Implementation> {
+        let raw = match self.request.era() {
+            Some(era) => era.client_info.as_deref().map(|r| r.get().to_owned()),
+            None => self.peer().info().map(|i| i.info.get().to_owned()),
+        }?;
+        serde_json::from_str(&raw).ok()
+    }
+
+    /// The client's capabilities: in the request's `_meta` for a 2026-07-28 client, as
+    /// declared at the handshake otherwise (empty when neither is known).
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        let parsed = match self.request.era() {
+            Some(era) => serde_json::from_str(era.client_capabilities.get()).ok(),
+            None => self
+                .peer()
+                .info()
+                .and_then(|i| serde_json::from_str(i.capabilities.get()).ok()),
+        };
+        parsed.unwrap_or_default()
+    }
+
+    /// The head of the HTTP request that carried this call (method, URI, headers,
+    /// extensions), when the transport is HTTP; `None` on stdio, WebSocket and in memory.
+    /// See [`RequestContext::http_request`].
+    ///
+    /// ```
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::schema::Tool;
+    ///
+    /// let server = Server::builder("echo-agent", "1.0")
+    ///     .tool(
+    ///         Tool::new("user_agent", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let agent = cx
+    ///                 .http_request()
+    ///                 .and_then(|head| head.headers.get("user-agent"))
+    ///                 .and_then(|v| v.to_str().ok())
+    ///                 .unwrap_or("not over HTTP");
+    ///             Ok(agent.to_string())
+    ///         },
+    ///     )
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "http-server")]
+    pub fn http_request(&self) -> Option<&http::request::Parts> {
+        self.request.http_request()
+    }
+
+    /// A value that middleware in front of the MCP endpoint put into the HTTP request's
+    /// extensions: typically the caller's identity once an authentication layer checked it
+    /// (an axum or tower layer inserting `Extension(User { .. })`). `None` when the request
+    /// did not come over HTTP or carries no such value. The identity is the request's own:
+    /// each request of a session carries the one its HTTP request had.
+    ///
+    /// ```
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::schema::Tool;
+    ///
+    /// /// Put into the request's extensions by the application's auth middleware.
+    /// #[derive(Clone)]
+    /// struct User(String);
+    ///
+    /// let server = Server::builder("whoami", "1.0")
+    ///     .tool(
+    ///         Tool::new("whoami", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             match cx.extension::<User>() {
+    ///                 Some(User(name)) => Ok(format!("you are {name}")),
+    ///                 None => Err(mcp_service::Error::new(mcp_service::ErrorKind::Unauthorized, "who are you?")),
+    ///             }
+    ///         },
+    ///     )
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "http-server")]
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.http_request()?.extensions.get::<T>()
     }
 
     /// For a 2026-07-28 request of an MRTR method: reads its answers and `requestState`.
@@ -686,17 +818,17 @@ type ToolFn = dyn Fn(Option<&RawValue>, ToolContext) -> BoxFuture<Result<CallToo
 type ResourceFn = dyn Fn(
         String,
         HashMap<String, String>,
-        ToolContext,
+        ResourceContext,
     ) -> BoxFuture<Result<Vec<ResourceContents>, Error>>
     + Send
     + Sync;
-type PromptFn = dyn Fn(BTreeMap<String, String>, ToolContext) -> BoxFuture<Result<GetPromptResult, Error>>
+type PromptFn = dyn Fn(BTreeMap<String, String>, PromptContext) -> BoxFuture<Result<GetPromptResult, Error>>
     + Send
     + Sync;
-type CompleteFn = dyn Fn(CompleteRequestParams, ToolContext) -> BoxFuture<Result<Completion, Error>>
+type CompleteFn = dyn Fn(CompleteRequestParams, CompletionContext) -> BoxFuture<Result<Completion, Error>>
     + Send
     + Sync;
-type CustomFn = dyn Fn(Option<Box<RawValue>>, ToolContext) -> BoxFuture<Result<Box<RawValue>, Error>>
+type CustomFn = dyn Fn(Option<Box<RawValue>>, HandlerContext) -> BoxFuture<Result<Box<RawValue>, Error>>
     + Send
     + Sync;
 
@@ -711,6 +843,10 @@ pub struct AuthRequest<'a> {
     pub connection: u64,
     /// The client's `Implementation` (after the handshake).
     pub client_info: Option<&'a RawValue>,
+    /// The head of the HTTP request that carried the call, when it came over HTTP (see
+    /// [`HandlerContext::extension`] for what auth middleware leaves there).
+    #[cfg(feature = "http-server")]
+    pub http: Option<&'a http::request::Parts>,
 }
 
 type AuthorizerFn = dyn Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync;
@@ -1030,7 +1166,7 @@ where
 
 fn boxed_resource<F, Fut>(handler: F) -> Arc<ResourceFn>
 where
-    F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+    F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
 {
     Arc::new(move |uri, vars, cx| Box::pin(handler(uri, vars, cx)))
@@ -1038,7 +1174,7 @@ where
 
 fn boxed_prompt<F, Fut>(handler: F) -> Arc<PromptFn>
 where
-    F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+    F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
 {
     Arc::new(move |args, cx| Box::pin(handler(args, cx)))
@@ -1244,7 +1380,7 @@ impl ServerBuilder {
     /// Registers a resource with a fixed URI; the handler gets the URI.
     pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
     where
-        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let uri = resource.uri.clone();
@@ -1261,7 +1397,7 @@ impl ServerBuilder {
     /// and the variables.
     pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
-        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let key = template.uri_template.clone();
@@ -1278,7 +1414,7 @@ impl ServerBuilder {
     /// Registers a prompt; the handler gets the arguments (required ones are checked first).
     pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
     where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
         let name = prompt.name.clone();
@@ -1294,7 +1430,7 @@ impl ServerBuilder {
     /// Sets the completion handler (`completion/complete`).
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
-        F: Fn(CompleteRequestParams, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CompleteRequestParams, CompletionContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Completion, Error>> + Send + 'static,
     {
         self.completion = Some(Arc::new(move |p, cx| Box::pin(handler(p, cx))));
@@ -1304,7 +1440,7 @@ impl ServerBuilder {
     /// Handles a custom (extension) method with raw params and result.
     pub fn method<F, Fut>(mut self, method: &str, handler: F) -> Self
     where
-        F: Fn(Option<Box<RawValue>>, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(Option<Box<RawValue>>, HandlerContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Box<RawValue>, Error>> + Send + 'static,
     {
         if mcp_proto::method::lookup(method).is_some() || self.custom.contains_key(method) {
@@ -1996,7 +2132,7 @@ impl Server {
     /// Registers a resource at runtime.
     pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), Error>
     where
-        F: Fn(String, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let key = resource.uri.clone();
@@ -2024,7 +2160,7 @@ impl Server {
         handler: F,
     ) -> Result<(), Error>
     where
-        F: Fn(String, HashMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
     {
         let key = template.uri_template.clone();
@@ -2049,7 +2185,7 @@ impl Server {
     /// Registers a prompt at runtime.
     pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), Error>
     where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
     {
         let key = prompt.name.clone();
@@ -2210,7 +2346,7 @@ impl Service for ServerService {
     ) -> BoxFuture<Result<Box<RawValue>, Error>> {
         let inner = self.inner.clone();
         let conn = self.conn(cx.peer());
-        let hcx = ToolContext {
+        let hcx = HandlerContext {
             request: cx,
             server: inner.clone(),
             conn: conn.clone(),
@@ -2226,6 +2362,8 @@ impl Service for ServerService {
                 params: request.params.as_deref(),
                 connection: hcx.peer().connection_id(),
                 client_info: info.as_ref().map(|i| &*i.info),
+                #[cfg(feature = "http-server")]
+                http: hcx.http_request(),
             });
             if let Err(e) = verdict {
                 return Box::pin(async move { Err(e) });
@@ -2291,7 +2429,7 @@ impl Service for ServerService {
                 if let Err(e) = hcx.start_task(&entry.tool) {
                     return sync(Err(e));
                 }
-                let fut = (entry.handler)(arguments, hcx.clone());
+                let fut = (entry.handler)(arguments, ToolContext(hcx.clone()));
                 hcx.clone().rounds_of(async move {
                     let result = match fut.await {
                         Ok(r) => r,
@@ -2372,7 +2510,7 @@ impl Service for ServerService {
                 }
                 let chosen = Arc::new(Mutex::new(None));
                 hcx.cache_hints = Some(chosen.clone());
-                let fut = handler(q.uri, vars, hcx.clone());
+                let fut = handler(q.uri, vars, ResourceContext(hcx.clone()));
                 hcx.rounds_of(async move {
                     let contents = fut.await?;
                     // The handler's own hints for this result, over the registered ones.
@@ -2465,7 +2603,7 @@ impl Service for ServerService {
                 if let Err(e) = hcx.start_rounds("prompts/get", &q.name, args_raw.as_deref(), p) {
                     return sync(Err(e));
                 }
-                let fut = (entry.handler)(args, hcx.clone());
+                let fut = (entry.handler)(args, PromptContext(hcx.clone()));
                 hcx.rounds_of(async move { to_raw(&fut.await?) })
             }
             "completion/complete" => {
@@ -2484,7 +2622,7 @@ impl Service for ServerService {
                         meta: None,
                     })),
                     Some(f) => {
-                        let fut = f(q, hcx);
+                        let fut = f(q, CompletionContext(hcx));
                         Box::pin(async move {
                             let mut completion = fut.await?;
                             completion.values.truncate(100);

@@ -30,6 +30,9 @@ pub struct RequestContext {
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
     pub(crate) era: Option<std::sync::Arc<RequestEra>>,
+    /// The head of the HTTP request that carried this one (Streamable HTTP, legacy SSE).
+    #[cfg(feature = "http-server")]
+    pub(crate) http: Option<std::sync::Arc<http::request::Parts>>,
 }
 
 impl RequestContext {
@@ -62,6 +65,16 @@ impl RequestContext {
     /// The peer.
     pub fn peer(&self) -> &Peer {
         &self.peer
+    }
+
+    /// The head of the HTTP request that carried this request (its method, URI, headers and
+    /// extensions), when it came over HTTP; `None` on stdio, WebSocket and in memory. In a
+    /// batch, every request of it sees the batch's head. What middleware in front of the MCP
+    /// endpoint put into the request's extensions (an authenticated identity, say) is in
+    /// [`http::request::Parts::extensions`].
+    #[cfg(feature = "http-server")]
+    pub fn http_request(&self) -> Option<&http::request::Parts> {
+        self.http.as_deref()
     }
 
     /// Whether the peer cancelled the request.

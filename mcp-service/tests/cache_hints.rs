@@ -11,7 +11,7 @@ use mcp_proto::session::Discovery;
 use mcp_proto::{Duration, ProtocolVersion};
 use mcp_service::memory::duplex;
 use mcp_service::schema::{CacheScope, CallToolResult, ResourceContents, ResourceTemplate, Tool};
-use mcp_service::server::{HandlerContext, ToolContext, schema_of};
+use mcp_service::server::{ResourceContext, ToolContext, schema_of};
 use mcp_service::sim::{Sim, SimRuntime};
 use mcp_service::{Client, ClientOptions, Runtime, Server};
 use serde_json::{Value, json};
@@ -26,7 +26,7 @@ fn server(reads: Arc<HashMap<&'static str, AtomicUsize>>) -> Server {
         .cache_hints_for("item://fresh", 30_000, CacheScope::Public)
         .resource_template(
             ResourceTemplate::new("item://{id}", "item"),
-            move |uri: String, vars: HashMap<String, String>, cx: HandlerContext| {
+            move |uri: String, vars: HashMap<String, String>, cx: ResourceContext| {
                 let reads = reads.clone();
                 async move {
                     let id = vars.get("id").map(String::as_str).unwrap_or("");

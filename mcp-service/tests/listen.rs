@@ -12,7 +12,7 @@ use mcp_service::memory::duplex;
 use mcp_service::schema::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, TextResourceContents, Tool,
 };
-use mcp_service::server::{HandlerContext, ToolContext, schema_of};
+use mcp_service::server::{PromptContext, ToolContext, schema_of};
 use mcp_service::sim::Sim;
 use mcp_service::{Client, ClientOptions, Runtime, Server};
 use serde_json::{Value, json};
@@ -58,7 +58,7 @@ fn add_tool(srv: &Server, name: &str) {
 fn add_prompt(srv: &Server, name: &str) {
     srv.add_prompt(
         Prompt::new(name),
-        |_: BTreeMap<String, String>, _cx: HandlerContext| async move {
+        |_: BTreeMap<String, String>, _cx: PromptContext| async move {
             Ok(GetPromptResult::default())
         },
     )

@@ -7,7 +7,7 @@ use futures_util::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use mcp_proto::ProtocolVersion;
 use mcp_service::memory::duplex;
 use mcp_service::schema::{CacheScope, CallToolResult, LoggingLevel, Tool};
-use mcp_service::server::{ToolContext, schema_of};
+use mcp_service::server::{ResourceContext, ToolContext, schema_of};
 use mcp_service::sim::Sim;
 use mcp_service::{Client, ClientOptions, Runtime, Server};
 use serde_json::{Value, json};
@@ -263,7 +263,7 @@ fn our_client_caches_results_as_their_hints_say() {
         .cache_hints(60_000, CacheScope::Private)
         .resource(
             Resource::new("test://r", "r"),
-            move |uri: String, _cx: ToolContext| {
+            move |uri: String, _cx: ResourceContext| {
                 let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
                 async move { Ok(vec![ResourceContents::text(uri, format!("read {n}"))]) }
             },
@@ -407,27 +407,26 @@ fn extensions_are_declared_and_read_on_both_ends_in_both_eras() {
 #[test]
 fn cache_hints_can_differ_per_list_and_per_resource() {
     use mcp_service::schema::{Resource, ResourceContents};
-    let srv =
-        Server::builder("hints", "1")
-            // Empty lists, served all the same.
-            .dynamic_tools()
-            .dynamic_prompts()
-            .cache_hints(1_000, CacheScope::Private)
-            .cache_hints_for("tools/list", 60_000, CacheScope::Public)
-            .cache_hints_for("test://slow", 5_000, CacheScope::Public)
-            .resource(
-                Resource::new("test://slow", "slow"),
-                |uri: String, _cx: ToolContext| async move {
-                    Ok(vec![ResourceContents::text(uri, "s")])
-                },
-            )
-            .resource(
-                Resource::new("test://other", "other"),
-                |uri: String, _cx: ToolContext| async move {
-                    Ok(vec![ResourceContents::text(uri, "o")])
-                },
-            )
-            .build();
+    let srv = Server::builder("hints", "1")
+        // Empty lists, served all the same.
+        .dynamic_tools()
+        .dynamic_prompts()
+        .cache_hints(1_000, CacheScope::Private)
+        .cache_hints_for("tools/list", 60_000, CacheScope::Public)
+        .cache_hints_for("test://slow", 5_000, CacheScope::Public)
+        .resource(
+            Resource::new("test://slow", "slow"),
+            |uri: String, _cx: ResourceContext| async move {
+                Ok(vec![ResourceContents::text(uri, "s")])
+            },
+        )
+        .resource(
+            Resource::new("test://other", "other"),
+            |uri: String, _cx: ResourceContext| async move {
+                Ok(vec![ResourceContents::text(uri, "o")])
+            },
+        )
+        .build();
     let sim = Sim::new();
     let rt = sim.runtime();
     let (client_end, server_end) = duplex(64 * 1024);

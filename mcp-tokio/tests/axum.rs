@@ -212,3 +212,154 @@ async fn json_replies_through_axum() {
     let reply: Value = serde_json::from_str(&init.body).expect("a JSON body");
     assert_eq!(reply["result"]["protocolVersion"], "2025-06-18");
 }
+
+/// Who the application's auth middleware says the caller is.
+#[derive(Clone, Debug)]
+struct User(&'static str);
+
+/// The application's own auth: a bearer token names a user (put into the request's
+/// extensions for the handlers), anything else is 401 before MCP sees it.
+async fn auth(
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let user = match req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+    {
+        Some("Bearer alice-token") => User("alice"),
+        Some("Bearer bob-token") => User("bob"),
+        _ => {
+            return axum::response::IntoResponse::into_response((
+                http::StatusCode::UNAUTHORIZED,
+                "no valid token",
+            ));
+        }
+    };
+    req.extensions_mut().insert(user);
+    next.run(req).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_middleware_identity_and_the_http_request_reach_the_handler() {
+    let server = Server::builder("axum-auth", "1.0")
+        .tool(
+            Tool::new("whoami", schema_of(json!({"type": "object"}))),
+            |_: Value, cx: ToolContext| async move {
+                let user = cx.extension::<User>().map_or("nobody", |u| u.0);
+                let head = cx.http_request().expect("the call came over HTTP");
+                let tag = head
+                    .headers
+                    .get("x-tag")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                Ok(format!("{user} {} {} {tag}", head.method, head.uri.path()))
+            },
+        )
+        .build();
+    let config =
+        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    let app = axum::Router::new()
+        .route_service(
+            "/mcp",
+            McpService::new(TokioRuntime::current(), &server, config),
+        )
+        .layer(axum::middleware::from_fn(auth));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let init_body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let refused = call(port, "POST", "/mcp", &[], init_body).await;
+    assert_eq!(refused.status, 401, "{}", refused.body);
+
+    let alice = [("authorization", "Bearer alice-token")];
+    let init = call(port, "POST", "/mcp", &alice, init_body).await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let sid = init
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let with = |token: &'static str, tag: &'static str| {
+        [
+            ("authorization", token),
+            ("MCP-Session-Id", sid.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("x-tag", tag),
+        ]
+    };
+    let initialized = call(
+        port,
+        "POST",
+        "/mcp",
+        &with("Bearer alice-token", "n"),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert_eq!(initialized.status, 202);
+
+    let call_body = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#;
+    let text = |reply: &Reply| {
+        let msgs = sse_messages(&reply.body);
+        assert_eq!(msgs.len(), 1, "{}", reply.body);
+        msgs[0]["result"]["content"][0]["text"]
+            .as_str()
+            .expect("a text result")
+            .to_owned()
+    };
+    let first = call(
+        port,
+        "POST",
+        "/mcp",
+        &with("Bearer alice-token", "one"),
+        call_body,
+    )
+    .await;
+    assert_eq!(text(&first), "alice POST /mcp one");
+    // Each request carries its own HTTP request's identity and head.
+    let second = call(
+        port,
+        "POST",
+        "/mcp",
+        &with("Bearer bob-token", "two"),
+        call_body,
+    )
+    .await;
+    assert_eq!(text(&second), "bob POST /mcp two");
+    // A batch-free 2025-11-25 session: the next call again sees only its own head.
+    let third = call(
+        port,
+        "POST",
+        "/mcp",
+        &with("Bearer alice-token", "three"),
+        call_body,
+    )
+    .await;
+    assert_eq!(text(&third), "alice POST /mcp three");
+}
+
+#[tokio::test]
+async fn no_http_request_in_memory() {
+    let server = Server::builder("mem", "1.0")
+        .tool(
+            Tool::new("head", schema_of(json!({"type": "object"}))),
+            |_: Value, cx: ToolContext| async move {
+                Ok(format!(
+                    "{} {}",
+                    cx.http_request().is_some(),
+                    cx.extension::<User>().is_some()
+                ))
+            },
+        )
+        .build();
+    let client = server
+        .test_client(TokioRuntime::current())
+        .await
+        .expect("an in-memory client");
+    let result = client.call_tool("head", json!({})).await.expect("the call");
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap(),
+        json!([{"type": "text", "text": "false false"}])
+    );
+}

@@ -14,7 +14,7 @@ use mcp_service::client::ServerNotification;
 use mcp_service::schema::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, TextResourceContents, Tool,
 };
-use mcp_service::server::{HandlerContext, ToolContext, schema_of};
+use mcp_service::server::{PromptContext, ToolContext, schema_of};
 use mcp_tokio::{ClientOptions, HttpClientOptions, Server, TokioRuntime};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -57,7 +57,7 @@ fn add_tool(srv: &Server, name: &str) {
 fn add_prompt(srv: &Server, name: &str) {
     srv.add_prompt(
         Prompt::new(name),
-        |_: BTreeMap<String, String>, _cx: HandlerContext| async move {
+        |_: BTreeMap<String, String>, _cx: PromptContext| async move {
             Ok(GetPromptResult::default())
         },
     )

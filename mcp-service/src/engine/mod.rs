@@ -140,6 +140,10 @@ pub(crate) struct Dispatcher {
     /// How the session ended (`Event::Closed`), until [`finish`](Self::finish).
     closed: Option<Option<Error>>,
     finished: bool,
+    /// The head of the HTTP request whose requests are being started (set by the HTTP engine
+    /// around them), given to each request's context.
+    #[cfg(feature = "http-server")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
 }
 
 impl Dispatcher {
@@ -157,6 +161,8 @@ impl Dispatcher {
             label: None,
             closed: None,
             finished: false,
+            #[cfg(feature = "http-server")]
+            http: None,
         }
     }
 
@@ -392,6 +398,8 @@ impl Dispatcher {
             peer: self.peer.clone(),
             cancel: cancel.clone(),
             era: req.era.map(Arc::new),
+            #[cfg(feature = "http-server")]
+            http: self.http.clone(),
         };
         let fut = {
             let _e = span.enter();

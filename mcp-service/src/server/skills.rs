@@ -228,7 +228,7 @@ fn apply(
 /// The `resources/read` handler of every skill file: the file as the server serves it when
 /// the read runs, the resource-not-found error once its skill is gone.
 fn skill_file_handler() -> Arc<ResourceFn> {
-    boxed_resource(|uri: String, _vars, cx: ToolContext| async move {
+    boxed_resource(|uri: String, _vars, cx: ResourceContext| async move {
         let version = cx
             .protocol_version()
             .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
