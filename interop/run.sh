@@ -2,6 +2,8 @@
 # Interoperability walks between this workspace and the official MCP SDKs:
 #
 #   ts-client.mjs   official TypeScript SDK client  -> our `everything` server (tokio, async-std)
+#   ts-examples.mjs, py-examples.py  both SDK clients -> the copyable examples (notes-server,
+#                   axum-server, smol-server), by the steps of examples.json
 #   ts-basic-client.mjs  the same client            -> `no-runtime-server` (examples/no-runtime:
 #                   the core driven with blocking IO, no async runtime)
 #                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
@@ -82,10 +84,11 @@ fi
 # ----------------------------------------------------------------------------------- build
 if [ "${INTEROP_SKIP_BUILD:-0}" != 1 ]; then
     echo "== cargo build -p mcp-examples --bin everything --bin interop-client; -p mcp-example-no-runtime"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin interop-client)
+    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin interop-client \
+        --bin notes-server --bin axum-server --bin smol-server)
     (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-example-no-runtime)
 fi
-for b in everything interop-client no-runtime-server; do
+for b in everything interop-client no-runtime-server notes-server axum-server smol-server; do
     [ -x "$BIN/$b" ] || { echo "interop: $BIN/$b was not built" >&2; exit 1; }
 done
 
@@ -140,6 +143,44 @@ for rt in $RUNTIMES; do
 done
 walk "ts-basic-client (TypeScript SDK) -> no-runtime-server (the core alone, no runtime)" \
     node ts-basic-client.mjs -- "$BIN/no-runtime-server"
+
+# The copyable examples (examples/src/bin), each walked by both official SDK clients with the
+# steps of examples.json: notes-server over stdio; axum-server (its own bearer-token middleware
+# in front of the MCP endpoint: refused without a token) and smol-server over Streamable HTTP.
+walk "ts-examples (TypeScript SDK) -> notes-server" node ts-examples.mjs notes-server -- "$BIN/notes-server"
+walk "py-examples (Python SDK) -> notes-server" .venv/bin/python py-examples.py notes-server -- "$BIN/notes-server"
+example_pids=()
+stop_examples() { for p in "${example_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap stop_examples EXIT
+# start_example BIN: starts an HTTP example on a free port; echoes the URL it prints.
+start_example() {
+    local log
+    log="$(mktemp)"
+    "$BIN/$1" 0 >"$log" 2>&1 &
+    example_pids+=("$!")
+    for _ in $(seq 1 100); do
+        if grep -qoE 'http://[0-9.]+:[0-9]+/mcp' "$log"; then
+            grep -oE 'http://[0-9.]+:[0-9]+/mcp' "$log" | head -n 1
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "interop: $1 did not start: $(cat "$log")" >&2
+    return 1
+}
+if axum_url="$(start_example axum-server)" && smol_url="$(start_example smol-server)"; then
+    for sdk in ts py; do
+        if [ "$sdk" = ts ]; then c=(node ts-examples.mjs); n="ts-examples (TypeScript SDK)"; else c=(.venv/bin/python py-examples.py); n="py-examples (Python SDK)"; fi
+        walk "$n -> axum-server with a bearer token" "${c[@]}" axum-server --url "$axum_url" --header "Authorization: Bearer alice-secret"
+        walk "$n -> axum-server without a token" "${c[@]}" axum-server --url "$axum_url" --refused
+        walk "$n -> smol-server" "${c[@]}" smol-server --url "$smol_url"
+    done
+else
+    total_failed=$((total_failed + 1))
+    results+=("FAIL  the HTTP examples did not start")
+fi
+stop_examples
+
 SE="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 walk "interop-client (mcp-rs) -> @modelcontextprotocol/server-everything" \
     "$BIN/interop-client" -- node "$SE" stdio

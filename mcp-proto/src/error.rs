@@ -438,6 +438,20 @@ impl Error {
     pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
         Error::new(ErrorKind::InvalidParams, message)
     }
+    /// Something the request names does not exist (a note, a record, a file): kind
+    /// [`ErrorKind::NotFound`], -32002. A server's handler returns it as a JSON-RPC error (not
+    /// a tool's `isError` result); from a resource handler it becomes
+    /// [`resource_not_found`](Self::resource_not_found) for the URI read, with the code the
+    /// request's version uses.
+    ///
+    /// ```
+    /// use mcp_proto::{Error, ErrorKind};
+    /// let e = Error::not_found("no note 7");
+    /// assert_eq!((e.kind(), e.code()), (ErrorKind::NotFound, -32002));
+    /// ```
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Error::new(ErrorKind::NotFound, message)
+    }
     /// A `resources/read` of a URI the server does not serve, as `version` answers it: -32002
     /// before 2026-07-28, -32602 since, with `data.uri` either way.
     ///

@@ -122,6 +122,14 @@ pub struct PeerInfo {
     pub instructions: Option<String>,
 }
 
+impl PeerInfo {
+    /// The peer's `Implementation` (its name, version, title…), parsed from
+    /// [`info`](Self::info); `None` when it does not parse as one.
+    pub fn implementation(&self) -> Option<mcp_proto::schema::Implementation> {
+        serde_json::from_str(self.info.get()).ok()
+    }
+}
+
 pub(crate) struct Shared {
     next_key: AtomicU64,
     pub(crate) info: RwLock<Option<PeerInfo>>,

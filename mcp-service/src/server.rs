@@ -2510,9 +2510,17 @@ impl Service for ServerService {
                 }
                 let chosen = Arc::new(Mutex::new(None));
                 hcx.cache_hints = Some(chosen.clone());
+                let uri = q.uri.clone();
                 let fut = handler(q.uri, vars, ResourceContext(hcx.clone()));
                 hcx.rounds_of(async move {
-                    let contents = fut.await?;
+                    let contents = match fut.await {
+                        Ok(c) => c,
+                        // A handler's "not found" is the read URI's, with its version's code.
+                        Err(e) if e.kind() == ErrorKind::NotFound && e.data().is_none() => {
+                            return Err(Error::resource_not_found(&uri, version));
+                        }
+                        Err(e) => return Err(e),
+                    };
                     // The handler's own hints for this result, over the registered ones.
                     let chosen = *chosen.lock().unwrap_or_else(|e| e.into_inner());
                     let (ttl_ms, cache_scope) = match chosen {

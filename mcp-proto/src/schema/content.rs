@@ -134,6 +134,14 @@ impl ResourceContents {
             ResourceContents::Blob(b) => b.mime_type.as_deref(),
         }
     }
+
+    /// The text, if these are text contents.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
 }
 
 /// A resource's contents embedded in a prompt or tool result (`type: "resource"`).

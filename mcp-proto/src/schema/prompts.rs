@@ -35,6 +35,21 @@ impl PromptArgument {
             ..PromptArgument::default()
         }
     }
+    /// Sets its `title`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets its `description`.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Marks it required: `prompts/get` without it is refused before the handler runs.
+    pub fn required(mut self) -> Self {
+        self.required = Some(true);
+        self
+    }
 }
 
 /// A prompt or prompt template the server offers.
@@ -67,6 +82,29 @@ impl Prompt {
             name: name.into(),
             ..Prompt::default()
         }
+    }
+    /// Sets its `title`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets its `description`.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Adds an argument.
+    ///
+    /// ```
+    /// use mcp_proto::schema::{Prompt, PromptArgument};
+    /// let p = Prompt::new("summarize")
+    ///     .with_description("Summarizes a note")
+    ///     .with_argument(PromptArgument::new("id").with_description("The note's id").required());
+    /// assert_eq!(p.arguments.unwrap()[0].required, Some(true));
+    /// ```
+    pub fn with_argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.get_or_insert_with(Vec::new).push(argument);
+        self
     }
 }
 
@@ -174,6 +212,24 @@ pub struct GetPromptResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+impl GetPromptResult {
+    /// A result of these messages.
+    pub fn new(messages: Vec<PromptMessage>) -> Self {
+        GetPromptResult {
+            description: None,
+            messages,
+            result_type: None,
+            meta: None,
+        }
+    }
+
+    /// Sets its `description`.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
 }
 
 /// Params of `notifications/prompts/list_changed`.

@@ -50,6 +50,21 @@ impl Resource {
             ..Resource::default()
         }
     }
+    /// Sets its `title`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets its `description`.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets its `mimeType`.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
 }
 
 /// A template (RFC 6570) for resources the server can read.
@@ -88,6 +103,21 @@ impl ResourceTemplate {
             name: name.into(),
             ..ResourceTemplate::default()
         }
+    }
+    /// Sets its `title`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets its `description`.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets its `mimeType`.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
     }
 }
 
