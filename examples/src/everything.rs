@@ -37,7 +37,7 @@ use mcp_service::schema::{
     SamplingMessage, TextResourceContents, Tool,
 };
 use mcp_service::server::{
-    CompletionContext, PromptContext, ResourceContext, ToolContext, schema_of,
+    CompleteContext, PromptContext, ResourceContext, ToolContext, schema_of,
 };
 use mcp_service::{Error, ErrorKind, Server, ServerBuilder};
 use serde::Deserialize;
@@ -1476,7 +1476,7 @@ fn prompts(builder: ServerBuilder) -> ServerBuilder {
 /// Completion of prompt arguments and the template's `{id}` (lifecycle.ts: completion).
 fn completion(builder: ServerBuilder) -> ServerBuilder {
     builder.completion(
-        |params: CompleteRequestParams, _cx: CompletionContext| async move {
+        |params: CompleteRequestParams, _cx: CompleteContext| async move {
             let value = params.argument.value.as_str();
             let candidates: &[&str] = match (&params.reference, params.argument.name.as_str()) {
                 (Reference::Prompt(p), "arg1") if p.name == "test_prompt_with_arguments" => {

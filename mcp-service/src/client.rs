@@ -799,7 +799,9 @@ impl Client {
         }
     }
 
-    /// `resources/read`.
+    /// `resources/read`. A URI the server does not serve is [`ErrorKind::NotFound`] in every
+    /// version (the 2026-07-28 revision answers it with -32602 and `data.uri`; the error keeps
+    /// that code and data).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let params = ReadResourceRequestParams {
             uri: uri.to_owned(),
@@ -812,7 +814,8 @@ impl Client {
         }
         let raw = self
             .with_rounds(self.peer.request_with("resources/read", &params))
-            .await?;
+            .await
+            .map_err(not_found_of_read)?;
         self.keep("resources/read", uri, &raw);
         parse_result(&raw)
     }
@@ -1162,5 +1165,23 @@ impl Stream for ToolStream {
         }
         self.done = true;
         Poll::Ready(self.result.take().map(ToolStreamItem::Done))
+    }
+}
+
+/// A `resources/read` refused with -32602 and `data.uri` (how 2026-07-28 says "resource not
+/// found") is [`ErrorKind::NotFound`], as -32002 is in the earlier versions.
+fn not_found_of_read(e: Error) -> Error {
+    let names_uri = e.code() == -32602
+        && e.data().is_some_and(|d| {
+            serde_json::from_str::<Map<String, Value>>(d.get()).is_ok_and(|m| m.contains_key("uri"))
+        });
+    if !names_uri {
+        return e;
+    }
+    let (code, message, data) = e.into_parts();
+    let e = Error::new(ErrorKind::NotFound, message).with_code(code);
+    match data {
+        Some(d) => e.with_data(d),
+        None => e,
     }
 }

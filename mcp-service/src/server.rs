@@ -182,7 +182,7 @@ impl Streamed {
 /// What every server handler gets: the request, the client, and the server-side helpers
 /// (progress, logging, cancellation, asking the client, cache hints). Each kind of handler
 /// gets its own context type that dereferences to this one: [`ToolContext`],
-/// [`ResourceContext`], [`PromptContext`], [`CompletionContext`]; a custom method
+/// [`ResourceContext`], [`PromptContext`], [`CompleteContext`]; a custom method
 /// ([`ServerBuilder::method`]) gets this one.
 #[derive(Clone)]
 pub struct HandlerContext {
@@ -231,7 +231,7 @@ pub struct PromptContext(HandlerContext);
 /// What the completion handler gets (`completion/complete`): everything of
 /// [`HandlerContext`] through `Deref`.
 #[derive(Clone, Debug)]
-pub struct CompletionContext(HandlerContext);
+pub struct CompleteContext(HandlerContext);
 
 macro_rules! handler_context {
     ($($t:ident),*) => {$(
@@ -250,12 +250,7 @@ macro_rules! handler_context {
         }
     )*};
 }
-handler_context!(
-    ToolContext,
-    ResourceContext,
-    PromptContext,
-    CompletionContext
-);
+handler_context!(ToolContext, ResourceContext, PromptContext, CompleteContext);
 
 impl ToolContext {
     /// Streams one content item to the caller now; it is also part of the final result.
@@ -381,6 +376,38 @@ impl HandlerContext {
     ///
     /// # Errors
     /// `TransportClosed` when the connection has ended.
+    ///
+    /// ```
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::schema::Tool;
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("steps", "1.0")
+    ///     .tool(
+    ///         Tool::new("count", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             for step in 1..=3 {
+    ///                 cx.progress(step as f64, Some(3.0), Some("counting")).await?;
+    ///             }
+    ///             Ok("done")
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let seen = sim.block_on(async {
+    ///     let client = server.test_client(sim.runtime()).await?;
+    ///     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    ///     let log = seen.clone();
+    ///     client
+    ///         .call_tool("count", serde_json::json!({}))
+    ///         .progress(move |p| log.lock().unwrap().push(p.progress))
+    ///         .await?;
+    ///     let seen = seen.lock().unwrap().clone();
+    ///     Ok::<_, mcp_service::Error>(seen)
+    /// });
+    /// assert_eq!(seen.expect("nothing deadlocked")?, [1.0, 2.0, 3.0]);
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub async fn progress(
         &self,
         progress: f64,
@@ -396,6 +423,14 @@ impl HandlerContext {
     ///
     /// # Errors
     /// `data` that does not serialise; `TransportClosed` when the connection has ended.
+    ///
+    /// ```no_run
+    /// # use mcp_service::server::ToolContext;
+    /// # use mcp_service::schema::LoggingLevel;
+    /// # async fn handler(cx: ToolContext) -> Result<(), mcp_service::Error> {
+    /// cx.log(LoggingLevel::Info, Some("indexer"), serde_json::json!({"files": 42})).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn log(
         &self,
         level: LoggingLevel,
@@ -435,6 +470,39 @@ impl HandlerContext {
     /// not declare `sampling`; -32602 when its answer is not a `CreateMessageResult`.
     ///
     /// [`create_message_as`]: Self::create_message_as
+    ///
+    /// ```
+    /// use mcp_service::schema::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage, Tool};
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::{ClientOptions, sim::Sim};
+    ///
+    /// let server = Server::builder("poet", "1.0")
+    ///     .tool(
+    ///         Tool::new("haiku", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let ask = CreateMessageRequestParams::new(
+    ///                 vec![SamplingMessage::user("A haiku about Rust")],
+    ///                 100,
+    ///             );
+    ///             let answer = cx.create_message(ask).await?;
+    ///             let text = answer.content.blocks().first().and_then(|b| b.as_text());
+    ///             Ok(text.unwrap_or_default().to_string())
+    ///         },
+    ///     )
+    ///     .build();
+    /// // The client's model, here a stand-in that always answers the same.
+    /// let options = ClientOptions::new("host", "1.0").sampling(|_params, _cx| async {
+    ///     Ok(CreateMessageResult::text("stand-in", "borrowed, not owned"))
+    /// });
+    /// let sim = Sim::new();
+    /// let result = sim.block_on(async {
+    ///     let client = server.test_client_with(sim.runtime(), options).await?;
+    ///     client.call_tool("haiku", serde_json::json!({})).await
+    /// });
+    /// let result = result.expect("nothing deadlocked")?;
+    /// assert_eq!(result.content[0].as_text(), Some("borrowed, not owned"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -825,7 +893,7 @@ type ResourceFn = dyn Fn(
 type PromptFn = dyn Fn(BTreeMap<String, String>, PromptContext) -> BoxFuture<Result<GetPromptResult, Error>>
     + Send
     + Sync;
-type CompleteFn = dyn Fn(CompleteRequestParams, CompletionContext) -> BoxFuture<Result<Completion, Error>>
+type CompleteFn = dyn Fn(CompleteRequestParams, CompleteContext) -> BoxFuture<Result<Completion, Error>>
     + Send
     + Sync;
 type CustomFn = dyn Fn(Option<Box<RawValue>>, HandlerContext) -> BoxFuture<Result<Box<RawValue>, Error>>
@@ -1378,6 +1446,33 @@ impl ServerBuilder {
     }
 
     /// Registers a resource with a fixed URI; the handler gets the URI.
+    ///
+    /// A handler's `Err` is the request's JSON-RPC error; [`Error::not_found`] becomes the
+    /// version's "resource not found" for the URI read (`-32002`, or `-32602` with
+    /// `data.uri` in 2026-07-28).
+    ///
+    /// ```
+    /// use mcp_service::schema::{Resource, ResourceContents};
+    /// use mcp_service::server::{ResourceContext, Server};
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("docs", "1.0")
+    ///     .resource(
+    ///         Resource::new("docs://readme", "readme").with_mime_type("text/markdown"),
+    ///         |uri: String, _cx: ResourceContext| async move {
+    ///             Ok(vec![ResourceContents::text(uri, "# Read me")])
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let read = sim.block_on(async {
+    ///     let client = server.test_client(sim.runtime()).await?;
+    ///     client.read_resource("docs://readme").await
+    /// });
+    /// let read = read.expect("nothing deadlocked")?;
+    /// assert_eq!(read.contents[0].as_text(), Some("# Read me"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
     where
         F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
@@ -1395,6 +1490,34 @@ impl ServerBuilder {
 
     /// Registers a resource template (RFC 6570 `{var}` expressions); the handler gets the URI
     /// and the variables.
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use mcp_service::schema::{ResourceContents, ResourceTemplate};
+    /// use mcp_service::server::{ResourceContext, Server};
+    /// use mcp_service::{Error, ErrorKind, sim::Sim};
+    ///
+    /// let server = Server::builder("users", "1.0")
+    ///     .resource_template(
+    ///         ResourceTemplate::new("user://{id}", "user"),
+    ///         |uri: String, vars: HashMap<String, String>, _cx: ResourceContext| async move {
+    ///             match vars.get("id").map(String::as_str) {
+    ///                 Some("1") => Ok(vec![ResourceContents::text(uri, "Ada")]),
+    ///                 _ => Err(Error::not_found("no such user")),
+    ///             }
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let reads = sim.block_on(async {
+    ///     let client = server.test_client(sim.runtime()).await?;
+    ///     Ok::<_, Error>((client.read_resource("user://1").await?, client.read_resource("user://2").await))
+    /// });
+    /// let (found, missing) = reads.expect("nothing deadlocked")?;
+    /// assert_eq!(found.contents[0].as_text(), Some("Ada"));
+    /// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
@@ -1412,6 +1535,36 @@ impl ServerBuilder {
     }
 
     /// Registers a prompt; the handler gets the arguments (required ones are checked first).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mcp_service::schema::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+    /// use mcp_service::server::{PromptContext, Server};
+    /// use mcp_service::{ErrorKind, sim::Sim};
+    ///
+    /// let server = Server::builder("review", "1.0")
+    ///     .prompt(
+    ///         Prompt::new("review").with_argument(PromptArgument::new("code").required()),
+    ///         |args: BTreeMap<String, String>, _cx: PromptContext| async move {
+    ///             let code = &args["code"]; // required: checked before the handler runs
+    ///             Ok(GetPromptResult::new(vec![PromptMessage::user(format!("Review:\n{code}"))]))
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let got = sim.block_on(async {
+    ///     let client = server.test_client(sim.runtime()).await?;
+    ///     let args = BTreeMap::from([("code".to_string(), "fn main() {}".to_string())]);
+    ///     Ok::<_, mcp_service::Error>((
+    ///         client.get_prompt("review", args).await?,
+    ///         client.get_prompt("review", BTreeMap::new()).await,
+    ///     ))
+    /// });
+    /// let (prompt, without) = got.expect("nothing deadlocked")?;
+    /// assert_eq!(prompt.messages[0].content.as_text(), Some("Review:\nfn main() {}"));
+    /// assert_eq!(without.unwrap_err().kind(), ErrorKind::InvalidParams);
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
     where
         F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
@@ -1428,9 +1581,28 @@ impl ServerBuilder {
     }
 
     /// Sets the completion handler (`completion/complete`).
+    ///
+    /// ```
+    /// use mcp_service::schema::{CompleteRequestParams, Completion};
+    /// use mcp_service::server::{CompleteContext, Server};
+    ///
+    /// const LANGUAGES: [&str; 3] = ["python", "rust", "ruby"];
+    /// let server = Server::builder("langs", "1.0")
+    ///     .completion(|params: CompleteRequestParams, _cx: CompleteContext| async move {
+    ///         let typed = params.argument.value;
+    ///         let values: Vec<String> = LANGUAGES
+    ///             .iter()
+    ///             .filter(|l| l.starts_with(&typed))
+    ///             .map(|l| l.to_string())
+    ///             .collect();
+    ///         Ok(Completion { total: Some(values.len() as u64), values, has_more: Some(false) })
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
-        F: Fn(CompleteRequestParams, CompletionContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CompleteRequestParams, CompleteContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Completion, Error>> + Send + 'static,
     {
         self.completion = Some(Arc::new(move |p, cx| Box::pin(handler(p, cx))));
@@ -1438,6 +1610,19 @@ impl ServerBuilder {
     }
 
     /// Handles a custom (extension) method with raw params and result.
+    ///
+    /// ```
+    /// use mcp_service::server::{HandlerContext, Server};
+    ///
+    /// let server = Server::builder("ext", "1.0")
+    ///     .method("example/echo", |params, _cx: HandlerContext| async move {
+    ///         // The params as they came (`None` when absent), answered as they are.
+    ///         let raw = params.map_or_else(|| "{}".to_string(), |p| p.get().to_string());
+    ///         Ok(serde_json::value::RawValue::from_string(raw)?)
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn method<F, Fut>(mut self, method: &str, handler: F) -> Self
     where
         F: Fn(Option<Box<RawValue>>, HandlerContext) -> Fut + Send + Sync + 'static,
@@ -1778,6 +1963,22 @@ impl ServerBuilder {
 
 impl Server {
     /// Starts building a server named `name` at `version`.
+    ///
+    /// ```
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::schema::Tool;
+    ///
+    /// let server = Server::builder("notes", "1.0")
+    ///     .title("Notes")
+    ///     .instructions("Keeps short notes.")
+    ///     .tool(
+    ///         Tool::new("ping", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, _cx: ToolContext| async move { Ok("pong") },
+    ///     )
+    ///     .try_build()?; // or `.build()`, which panics on a definition error
+    /// assert!(server.config().info.get().contains(r#""name":"notes""#));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn builder(name: &str, version: &str) -> ServerBuilder {
         ServerBuilder {
             info: Implementation {
@@ -1817,6 +2018,11 @@ impl Server {
     /// request is answered and flushed first). `transport` is a
     /// [`ByteStream`](crate::ByteStream) (NDJSON) or a [`Transport::Messages`] (one message per
     /// frame).
+    ///
+    /// # Errors
+    /// [`ErrorKind::TransportError`] when the transport fails (an IO error, a frame over
+    /// [`max_message_size`](ServerBuilder::max_message_size)); a clean end of input, or a peer
+    /// that closes, is `Ok`.
     pub async fn serve<R: Runtime>(
         &self,
         rt: R,
@@ -1881,6 +2087,9 @@ impl Server {
     }
 
     /// Serves one connection with a modified session configuration (e.g. another framing).
+    ///
+    /// # Errors
+    /// As [`serve`](Self::serve).
     pub async fn serve_with<R: Runtime>(
         &self,
         rt: R,
@@ -2101,6 +2310,13 @@ impl Server {
     }
 
     /// Registers a tool at runtime (clients are told the list changed).
+    ///
+    /// # Errors
+    /// [`ErrorKind::DuplicateRegistration`] when one of that name is registered already;
+    /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
+    /// tool then and no `ServerBuilder::dynamic_tools`); [`ErrorKind::InvalidParams`] for an
+    /// `inputSchema` without `"type": "object"` at its root or an invalid `x-mcp-header`
+    /// annotation.
     pub fn add_tool<T, F, Fut, R>(&self, tool: Tool, handler: F) -> Result<(), Error>
     where
         T: DeserializeOwned + Send + 'static,
@@ -2130,6 +2346,11 @@ impl Server {
     }
 
     /// Registers a resource at runtime.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DuplicateRegistration`] when one of that URI is registered already;
+    /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
+    /// resource then and no `ServerBuilder::dynamic_resources`).
     pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), Error>
     where
         F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
@@ -2154,6 +2375,11 @@ impl Server {
     }
 
     /// Registers a resource template at runtime.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DuplicateRegistration`] when one of that URI template is registered already;
+    /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
+    /// resource then and no `ServerBuilder::dynamic_resources`).
     pub fn add_resource_template<F, Fut>(
         &self,
         template: ResourceTemplate,
@@ -2183,6 +2409,11 @@ impl Server {
     }
 
     /// Registers a prompt at runtime.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DuplicateRegistration`] when one of that name is registered already;
+    /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
+    /// prompt then and no `ServerBuilder::dynamic_prompts`).
     pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), Error>
     where
         F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
@@ -2210,6 +2441,13 @@ impl Server {
     /// that subscribed with `resources/subscribe`, and the 2026-07-28 `subscriptions/listen`
     /// streams whose `resourceSubscriptions` name it. Returns how many were told (connections
     /// plus listen streams).
+    ///
+    /// ```no_run
+    /// # fn after_write(server: &mcp_service::Server) {
+    /// // After the application changed what `file:///notes.txt` reads:
+    /// let told = server.resource_updated("file:///notes.txt");
+    /// # let _ = told; }
+    /// ```
     pub fn resource_updated(&self, uri: &str) -> usize {
         let params = serde_json::to_value(ResourceUpdatedNotificationParams {
             uri: uri.to_owned(),
@@ -2630,7 +2868,7 @@ impl Service for ServerService {
                         meta: None,
                     })),
                     Some(f) => {
-                        let fut = f(q, CompletionContext(hcx));
+                        let fut = f(q, CompleteContext(hcx));
                         Box::pin(async move {
                             let mut completion = fut.await?;
                             completion.values.truncate(100);
