@@ -109,6 +109,9 @@ grep -q '<span id="status" class="ok">ok</span>' "$page" || fail "the page's sta
     fail "four tool lists with echo expected"
 grep -q '<td class="tools">[^<]*\bslow\b[^<]*\bstream\b' "$page" || grep -q '<td class="tools">[^<]*\bstream\b[^<]*\bslow\b' "$page" ||
     fail "everything's tools (slow, stream) are not listed"
+# The server in the page answered both walks' tools/list and tools/call (the handshake and
+# server/discover are the session's own).
+grep -q '<span id="served">4</span>' "$page" || fail "the server in the page did not answer 4 requests: $(grep -o '<span id="served">[^<]*' "$page")"
 grep -q '<td class="protocol">2026-07-28</td>' "$page" || fail "no walk in 2026-07-28"
 grep -q '<td class="protocol">2025-11-25</td>' "$page" || fail "no walk in the handshake era"
 # The handshake era over HTTP read its session id: Mcp-Session-Id was exposed to the page.

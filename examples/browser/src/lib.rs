@@ -113,6 +113,8 @@ enum Carrier {
         transport: ClientTransport,
         running: HashMap<ExchangeId, web_sys::AbortController>,
         version_set: bool,
+        /// `close` was called: the transport closes (DELETE) once the session has.
+        closing: bool,
     },
     /// A server session in the page, this client's own.
     Memory(ServerConn),
@@ -179,8 +181,14 @@ impl Inner {
                 transport,
                 running,
                 version_set,
+                closing,
             } = &mut self.carrier
             {
+                if *closing && self.session.is_closed() && !transport.is_closed() {
+                    *closing = false;
+                    transport.close(now);
+                    moved = true;
+                }
                 while let Some(d) = transport.poll_delivery() {
                     moved = true;
                     match d {
@@ -616,6 +624,7 @@ impl McpClient {
                 transport,
                 running: HashMap::new(),
                 version_set: false,
+                closing: false,
             };
             Self::open(client_config(discovery, Framing::Raw), carrier).await
         })
@@ -735,8 +744,8 @@ impl McpClient {
                 let mut i = inner.borrow_mut();
                 let now = now();
                 i.session.close(now);
-                if let Carrier::Http { transport, .. } = &mut i.carrier {
-                    transport.close(now);
+                if let Carrier::Http { closing, .. } = &mut i.carrier {
+                    *closing = true;
                 }
                 let (tx, rx) = oneshot::channel();
                 i.on_closed.push(tx);

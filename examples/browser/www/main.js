@@ -41,6 +41,7 @@ async function main() {
       ["tools", names.join(", ")], ["echo", echoed]]);
     await client.close();
   }
+  document.getElementById("served").textContent = String(server.served);
   for (const discovery of ["auto", "initialize"]) {
     const client = await McpClient.connect(serverUrl, discovery);
     const { names, echoed } = await walk(client);
