@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H]
-//!            [--stateless] [--json-response] [--eras handshake|both|stateless]
+//!            [--stateless] [--json-response] [--eras handshake|both|stateless] [--cors-origin ORIGIN]...
 //!            [--wire-limits default|off] [--max-connections N] [--max-per-ip N]
 //!            [--header-timeout S] [--keep-alive-timeout S] [--body-deadline S]
 //!            [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]
@@ -15,6 +15,9 @@
 //! with no session).
 //! Over HTTP, `--stateless` serves without sessions (`EndpointConfig::stateless`) and
 //! `--json-response` answers POSTs with one JSON body instead of an SSE stream.
+//! `--cors-origin ORIGIN` (repeatable, e.g. `http://localhost:8000`) lets a web page served
+//! from that origin call the server from a browser: only the origins given are accepted
+//! (`EndpointConfig::allowed_origins`), and they get CORS headers (`EndpointConfig::cors`).
 //! `--transport sse` serves the legacy HTTP+SSE transport (2024-11-05) at `/sse` (messages
 //! POSTed to `/messages`) and Streamable HTTP at `/mcp`, on the same port.
 //!
@@ -26,7 +29,7 @@
 //! measuring what the limits change.
 
 const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
-                  [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
+                  [--cors-origin ORIGIN]... [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
                   [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]";
 
 /// `--help`: what the server is and its options, on stdout; exit 0.
@@ -44,6 +47,8 @@ slow, stream and touch_watched), on stdio by default.
                            WebSocket, on --host (default 127.0.0.1) and --port
   --stateless              HTTP without sessions;  --json-response: one JSON body per POST
   --eras                   which protocol eras are served (default both)
+  --cors-origin ORIGIN     HTTP: let pages from ORIGIN (e.g. http://localhost:8000) call from a
+                           browser (CORS); repeatable; other origins get 403
   --wire-limits off        no limits on the wire; the other flags change one limit each (seconds)
 
 Example:
@@ -66,6 +71,7 @@ fn main() {
     let mut stateless = false;
     let mut json_response = false;
     let mut eras = "both".to_owned();
+    let mut cors_origins: Vec<String> = Vec::new();
     let mut limits = WireLimits::default();
     let mut i = 0;
     while i < args.len() {
@@ -89,6 +95,7 @@ fn main() {
             "--transport" => transport = value(),
             "--host" => host = value(),
             "--eras" => eras = value(),
+            "--cors-origin" => cors_origins.push(value()),
             "--port" => {
                 port = Some(
                     value()
@@ -115,8 +122,8 @@ fn main() {
     let server = mcp_examples::everything::server_with(|b| b.versions(versions));
     match transport.as_str() {
         "stdio" => {
-            if stateless || json_response {
-                usage("--stateless and --json-response apply to --transport http");
+            if stateless || json_response || !cors_origins.is_empty() {
+                usage("--stateless, --json-response and --cors-origin apply to --transport http");
             }
         }
         "http" | "sse" => {
@@ -128,6 +135,7 @@ fn main() {
                 stateless,
                 json_response,
                 legacy_sse: transport == "sse",
+                cors_origins,
                 limits: limits.http(),
             };
             let result = serve_http(server, &runtime, &options);
@@ -139,6 +147,9 @@ fn main() {
         }
         "ws" => {
             let port = port.unwrap_or_else(|| usage("--transport ws needs --port"));
+            if !cors_origins.is_empty() {
+                usage("--cors-origin applies to --transport http and sse");
+            }
             if let Err(e) = serve_ws(server, &runtime, &host, port, &limits) {
                 eprintln!("everything: {e}");
                 std::process::exit(1);
@@ -300,6 +311,8 @@ struct HttpOptions {
     json_response: bool,
     /// Also serve the legacy HTTP+SSE transport at `/sse` (`--transport sse`).
     legacy_sse: bool,
+    /// The origins whose pages may call from a browser (`--cors-origin`); none: no CORS.
+    cors_origins: Vec<String>,
     /// Time limits and connection caps.
     limits: mcp_service::hyper_server::HttpServerOptions,
 }
@@ -321,6 +334,13 @@ fn serve_http(
         }
         if options.json_response {
             config = config.response_mode(mcp_proto::http::ResponseMode::Json);
+        }
+        if !options.cors_origins.is_empty() {
+            config = config
+                .allowed_origins(mcp_proto::http::AllowList::Only(
+                    options.cors_origins.clone(),
+                ))
+                .cors(Some(mcp_proto::http::Cors::new()));
         }
         if options.legacy_sse {
             let legacy = mcp_proto::http::LegacySse::default();

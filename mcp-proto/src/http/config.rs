@@ -101,6 +101,84 @@ impl Default for LegacySse {
     }
 }
 
+/// Cross-origin resource sharing (CORS), so that a web page served from another origin can
+/// call the endpoint with `fetch` (see [`EndpointConfig::cors`]).
+///
+/// The origins are those of [`EndpointConfig::allowed_origins`]: a request whose `Origin` is
+/// refused gets 403 and no CORS header, so the browser reports a CORS failure to the page. With
+/// CORS on:
+///
+/// - an `OPTIONS` preflight to the endpoint's path (or a legacy path) is answered 204 with
+///   `Access-Control-Allow-Origin` (the request's origin, echoed), `Vary: Origin`,
+///   `Access-Control-Allow-Methods` (the methods the endpoint serves: `GET, POST, DELETE` for
+///   the default stateful endpoint), `Access-Control-Allow-Headers` (the requested headers
+///   among `Content-Type`, `Accept`, `Authorization`, `Mcp-Session-Id`,
+///   `Mcp-Protocol-Version`, `Last-Event-ID`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`;
+///   all of them but `Mcp-Param-*` when the preflight names none) and
+///   `Access-Control-Max-Age` ([`max_age`](Cors::max_age));
+/// - every other reply to a request with an allowed `Origin` carries
+///   `Access-Control-Allow-Origin` (echoed), `Access-Control-Expose-Headers: Mcp-Session-Id,
+///   Mcp-Protocol-Version, WWW-Authenticate` (so that the page's client can read its session
+///   id) and, when [`allow_credentials`](Cors::allow_credentials) is set,
+///   `Access-Control-Allow-Credentials: true`;
+/// - every reply carries `Vary: Origin` (caches must not hand one origin's answer to another).
+///
+/// Without CORS an `OPTIONS` request gets 405 like any other method the endpoint does not
+/// serve.
+///
+/// ```
+/// use mcp_proto::http::{AllowList, Cors, EndpointConfig};
+/// use mcp_proto::session::Config;
+///
+/// // A page at https://app.example.com (and only it) may call the endpoint from a browser.
+/// let config = EndpointConfig::new(Config::new("demo", "1.0"))
+///     .allowed_origins(AllowList::Only(vec!["https://app.example.com".into()]))
+///     .cors(Some(Cors::new()));
+/// # let _ = config;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Cors {
+    /// Whether replies say `Access-Control-Allow-Credentials: true`, letting pages send
+    /// cookies and HTTP authentication along (default off; a bearer token set by the page's
+    /// script in `Authorization` needs no credentials mode). Never sent while
+    /// [`allowed_origins`](EndpointConfig::allowed_origins) is [`AllowList::Any`]: any site
+    /// could then act with the user's cookies.
+    pub allow_credentials: bool,
+    /// How long a browser may cache a preflight answer (`Access-Control-Max-Age`, in whole
+    /// seconds); `None` sends none (the browser's default, a few seconds). Default 2 hours,
+    /// Chromium's upper bound.
+    pub max_age: Option<Duration>,
+}
+
+impl Cors {
+    /// CORS without credentials and with preflights cached for 2 hours.
+    pub fn new() -> Self {
+        Cors {
+            allow_credentials: false,
+            max_age: Some(Duration::from_secs(2 * 60 * 60)),
+        }
+    }
+
+    /// Sets whether `Access-Control-Allow-Credentials: true` is sent.
+    pub fn allow_credentials(mut self, allow: bool) -> Self {
+        self.allow_credentials = allow;
+        self
+    }
+
+    /// Sets how long a preflight answer may be cached (`None`: no `Access-Control-Max-Age`).
+    pub fn max_age(mut self, age: Option<Duration>) -> Self {
+        self.max_age = age;
+        self
+    }
+}
+
+impl Default for Cors {
+    fn default() -> Self {
+        Cors::new()
+    }
+}
+
 /// Makes the event store of each new session (called once per session).
 pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
 
@@ -140,7 +218,11 @@ pub struct EndpointConfig {
     /// Accepted `Host` values (from the `Host` header, else the request URI's authority).
     pub allowed_hosts: AllowList,
     /// Accepted `Origin` values; a request without `Origin` (not from a browser) is accepted.
+    /// With [`cors`](Self::cors) set, these are also the origins that get CORS headers.
     pub allowed_origins: AllowList,
+    /// Cross-origin resource sharing for pages served from another origin (see [`Cors`]);
+    /// `None` (the default) for none: `OPTIONS` gets 405 and replies carry no CORS header.
+    pub cors: Option<Cors>,
     /// Largest accepted POST body in bytes; larger → 413.
     pub max_body_size: usize,
     /// Most sessions alive at once (stateless ones included). A request that needs one more
@@ -211,6 +293,7 @@ impl fmt::Debug for EndpointConfig {
             .field("allow_delete", &self.allow_delete)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
+            .field("cors", &self.cors)
             .field("max_body_size", &self.max_body_size)
             .field("max_sessions", &self.max_sessions)
             .field("max_sessions_per_peer", &self.max_sessions_per_peer)
@@ -264,6 +347,7 @@ impl EndpointConfig {
             allow_delete: true,
             allowed_hosts: AllowList::Loopback,
             allowed_origins: AllowList::Loopback,
+            cors: None,
             max_body_size: 4 * 1024 * 1024,
             max_sessions: 10_000,
             max_sessions_per_peer: None,
@@ -323,6 +407,13 @@ impl EndpointConfig {
     /// Sets the accepted `Origin` values.
     pub fn allowed_origins(mut self, origins: AllowList) -> Self {
         self.allowed_origins = origins;
+        self
+    }
+
+    /// Switches CORS on (`Some`, for the [`allowed_origins`](Self::allowed_origins)) or off
+    /// (`None`, the default); see [`Cors`].
+    pub fn cors(mut self, cors: Option<Cors>) -> Self {
+        self.cors = cors;
         self
     }
 

@@ -421,6 +421,28 @@ impl Endpoint {
                 None,
             );
         }
+        let mut reply = self.dispatch(now, parts, body, random);
+        if let Some(cors) = &self.config.cors {
+            // The origin, when there is one, passed the check above.
+            let origin = parts.headers.get(header::ORIGIN);
+            super::cors::decorate(
+                cors,
+                &self.config.allowed_origins,
+                origin,
+                reply.headers_mut(),
+            );
+        }
+        reply
+    }
+
+    /// [`handle_request`](Self::handle_request) once `Host` and `Origin` passed.
+    fn dispatch(
+        &mut self,
+        now: Instant,
+        parts: &Parts,
+        body: &[u8],
+        random: Option<u128>,
+    ) -> Response<Body> {
         if self.shutting_down {
             let mut reply = rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -433,11 +455,26 @@ impl Endpoint {
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
             return reply;
         }
-        if parts.uri.path() != self.config.path {
-            if self.is_legacy_path(parts.uri.path()) {
-                return self.legacy_request(now, parts, body, random);
-            }
+        let legacy = parts.uri.path() != self.config.path;
+        if legacy && !self.is_legacy_path(parts.uri.path()) {
             return plain(StatusCode::NOT_FOUND, Body::Empty);
+        }
+        if parts.method == Method::OPTIONS
+            && let Some(cors) = &self.config.cors
+        {
+            let allow = if legacy {
+                self.legacy_methods(parts.uri.path())
+            } else {
+                self.methods()
+            };
+            let mut r = plain(StatusCode::NO_CONTENT, Body::Empty);
+            let h = r.headers_mut();
+            h.insert(header::ALLOW, HeaderValue::from_static(allow));
+            super::cors::preflight(cors, &parts.headers, allow, h);
+            return r;
+        }
+        if legacy {
+            return self.legacy_request(now, parts, body, random);
         }
         match parts.method {
             Method::POST => self.post(now, parts, body, random),
@@ -464,15 +501,19 @@ impl Endpoint {
             "Method Not Allowed",
             None,
         );
-        let allow = match (self.get_allowed(), self.delete_allowed()) {
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static(self.methods()));
+        r
+    }
+
+    /// The methods the endpoint's path serves (its `Allow` header).
+    fn methods(&self) -> &'static str {
+        match (self.get_allowed(), self.delete_allowed()) {
             (true, true) => "GET, POST, DELETE",
             (true, false) => "GET, POST",
             (false, true) => "POST, DELETE",
             (false, false) => "POST",
-        };
-        r.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static(allow));
-        r
+        }
     }
 
     /// The id of a session about to open (from `random`), after making room for it (evicting

@@ -65,7 +65,8 @@
 //!   session (409), idle and handshake expiry (the session and its store are freed; its id
 //!   gets 404). Every check of a body (batches, duplicate ids, `_meta`) is linear (or
 //!   `n log n`) in its size.
-//! - **Status precedence:** 403 (`Host`, then `Origin`), 405 (method), then per method: POST
+//! - **Status precedence:** 403 (`Host`, then `Origin`), 404 (path), 204 for an `OPTIONS`
+//!   preflight when [CORS](Cors) is on, 405 (method), then per method: POST
 //!   406 (`Accept`), 415 (`Content-Type`), 413 (size), 400 + -32700/-32600 (body), 400 (no
 //!   session id on a non-`initialize`), 404 (unknown or ended session), 400
 //!   (`MCP-Protocol-Version`); GET 405 when disabled, 406, 400/404, 400, 409; DELETE 405 when
@@ -82,6 +83,7 @@
 
 pub mod client;
 mod config;
+mod cors;
 mod endpoint;
 mod event_store;
 mod headers;
@@ -89,7 +91,7 @@ mod reply;
 mod session_id;
 
 pub use config::{
-    AllowList, DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS,
+    AllowList, Cors, DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS,
     DEFAULT_STORE_TOTAL_BYTES, DEFAULT_STORE_TOTAL_EVENTS, EndpointConfig, EventStoreFactory,
     LegacySse, ResponseMode, ToolHeaders,
 };

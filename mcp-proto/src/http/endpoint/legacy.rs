@@ -28,6 +28,19 @@ impl Endpoint {
             .is_some_and(|l| path == l.sse_path || path == l.messages_path)
     }
 
+    /// The methods a legacy path serves (its `Allow` header).
+    pub(super) fn legacy_methods(&self, path: &str) -> &'static str {
+        let (sse, messages) = match &self.config.legacy_sse {
+            Some(l) => (path == l.sse_path, path == l.messages_path),
+            None => (false, false),
+        };
+        match (sse, messages) {
+            (true, true) => "GET, POST",
+            (true, false) => "GET",
+            _ => "POST",
+        }
+    }
+
     /// A request to a legacy path: GET opens a session, POST delivers a message.
     pub(super) fn legacy_request(
         &mut self,
@@ -52,11 +65,7 @@ impl Endpoint {
                     "Method Not Allowed",
                     None,
                 );
-                let allow = match (sse, messages) {
-                    (true, true) => "GET, POST",
-                    (true, false) => "GET",
-                    _ => "POST",
-                };
+                let allow = self.legacy_methods(path);
                 r.headers_mut()
                     .insert(header::ALLOW, HeaderValue::from_static(allow));
                 r
