@@ -120,6 +120,8 @@ pub struct HttpHandle {
     /// Requests sent and not yet taken by the engine (bounded by [`REQUEST_QUEUE`]).
     queued: Arc<std::sync::atomic::AtomicUsize>,
     max_body_size: usize,
+    /// The endpoint's CORS policy and allowed origins, for replies made outside it.
+    cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
 }
 
 impl std::fmt::Debug for HttpHandle {
@@ -133,6 +135,20 @@ impl HttpHandle {
     /// plus one and pass what it read (the reply is 413).
     pub fn max_body_size(&self) -> usize {
         self.max_body_size
+    }
+
+    /// Whether the endpoint has a CORS policy (its replies carry CORS headers).
+    pub fn has_cors(&self) -> bool {
+        self.cors.is_some()
+    }
+
+    /// Adds the endpoint's CORS headers (when it has a policy) to a reply a driver made
+    /// itself to a request with `request` headers: see
+    /// [`Cors::decorate_reply`](mcp_proto::http::Cors::decorate_reply).
+    pub fn decorate_reply(&self, request: &http::HeaderMap, reply: &mut http::HeaderMap) {
+        if let Some(c) = &self.cors {
+            c.0.decorate_reply(&c.1, request, reply);
+        }
     }
 
     /// Shuts the engine down gracefully ([`Endpoint::shut_down`]): every session is closed as
@@ -316,6 +332,7 @@ pub struct HttpEngine<R: Runtime> {
     drops: UnboundedReceiver<StreamId>,
     drops_tx: UnboundedSender<StreamId>,
     handle: Option<HttpHandle>,
+    cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
     handlers: Handlers<R, SessionId>,
@@ -354,6 +371,10 @@ impl<R: Runtime> std::fmt::Debug for HttpEngine<R> {
 impl<R: Runtime> HttpEngine<R> {
     /// An engine serving `config`, building each session's service with `factory`.
     pub fn new(rt: R, config: EndpointConfig, factory: SessionFactory) -> Self {
+        let cors = config
+            .cors
+            .clone()
+            .map(|c| Arc::new((c, config.allowed_origins.clone())));
         let endpoint = Endpoint::new(config);
         let (tx, rx) = mpsc::unbounded();
         let (drops_tx, drops) = mpsc::unbounded();
@@ -362,6 +383,7 @@ impl<R: Runtime> HttpEngine<R> {
             tx,
             queued: queued.clone(),
             max_body_size: endpoint.max_body_size(),
+            cors: cors.clone(),
         };
         HttpEngine {
             handlers: Handlers::new(&rt),
@@ -374,6 +396,7 @@ impl<R: Runtime> HttpEngine<R> {
             drops,
             drops_tx,
             handle: Some(handle),
+            cors,
             sessions: HashMap::new(),
             commands: SelectAll::new(),
             streams: HashMap::new(),
@@ -407,6 +430,7 @@ impl<R: Runtime> HttpEngine<R> {
                 tx: mpsc::unbounded().0,
                 queued: self.queued.clone(),
                 max_body_size: self.endpoint.max_body_size(),
+                cors: self.cors.clone(),
             },
         }
     }

@@ -519,7 +519,9 @@ where
         Ok(b) => b,
         Err(ReadError::Body(e)) => {
             tracing::debug!(target: "mcp", error = %e, "HTTP request body failed");
-            return plain(StatusCode::BAD_REQUEST);
+            let mut r = plain(StatusCode::BAD_REQUEST);
+            handle.decorate_reply(&parts.headers, r.headers_mut());
+            return r;
         }
         Err(ReadError::TooSlow) => {
             let peer = parts.extensions.get::<RemoteAddr>().map(|a| a.0);
@@ -537,14 +539,26 @@ where
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static("text/plain"),
             );
+            handle.decorate_reply(&parts.headers, h);
             return r;
         }
     };
+    // For the 503 below, whose request is gone by then: its origin (a cheap clone).
+    let origin = handle
+        .has_cors()
+        .then(|| parts.headers.get(http::header::ORIGIN).cloned())
+        .flatten();
     match handle.request(parts, bytes).await {
         Ok(resp) => resp.map(ReplyBody::from),
         Err(e) => {
             tracing::debug!(target: "mcp", error = %e, "HTTP request not served");
-            plain(StatusCode::SERVICE_UNAVAILABLE)
+            let mut r = plain(StatusCode::SERVICE_UNAVAILABLE);
+            if let Some(origin) = origin {
+                let mut request = http::HeaderMap::new();
+                request.insert(http::header::ORIGIN, origin);
+                handle.decorate_reply(&request, r.headers_mut());
+            }
+            r
         }
     }
 }
@@ -1107,6 +1121,37 @@ mod tests {
         let req = post(chunked(vec![Ok(b"{"), Err(io::ErrorKind::UnexpectedEof)]));
         let resp = respond(service.handle(), req).await;
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    }
+
+    /// With CORS on, the driver's own replies carry the CORS headers too (a page sees the
+    /// 400, not a CORS failure); to a refused origin they carry none.
+    #[tokio::test]
+    async fn the_drivers_own_replies_carry_cors_headers() {
+        let rt = Tokio {
+            clock: Clock::new(),
+        };
+        let server = Server::builder("s", "1").build();
+        let config =
+            EndpointConfig::new(server.config().clone()).cors(Some(mcp_proto::http::Cors::new()));
+        let service = HyperService::spawn(&rt, &server, config);
+        for (origin, allowed) in [
+            ("http://localhost:5173", true),
+            ("https://evil.example", false),
+        ] {
+            let mut req = post(chunked(vec![Ok(b"{"), Err(io::ErrorKind::UnexpectedEof)]));
+            req.headers_mut()
+                .insert("origin", http::HeaderValue::from_static(origin));
+            let resp = respond(service.handle(), req).await;
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+            let h = resp.headers();
+            assert_eq!(h["vary"], "Origin");
+            assert_eq!(
+                h.get("access-control-allow-origin")
+                    .map(|v| v.to_str().unwrap()),
+                allowed.then_some(origin),
+            );
+            assert_eq!(h.contains_key("access-control-expose-headers"), allowed);
+        }
     }
 
     /// The connection's [`RemoteAddr`] reaches the endpoint: one address at its share of

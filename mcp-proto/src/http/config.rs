@@ -171,6 +171,32 @@ impl Cors {
         self.max_age = age;
         self
     }
+
+    /// Adds the headers of this policy to a reply made outside the [`Endpoint`](super::Endpoint)
+    /// (a driver's own 400 for a broken body, 408 for a slow one, 503 when the engine is
+    /// gone), so that a page sees its status rather than a CORS failure: `Vary: Origin`, and
+    /// for a request whose `Origin` `origins` allows, the origin echoed and the exposed
+    /// headers. A request from an origin `origins` refuses gets only `Vary`.
+    ///
+    /// ```
+    /// use mcp_proto::http::{AllowList, Cors};
+    /// let mut request = http::HeaderMap::new();
+    /// request.insert("origin", "http://localhost:5173".parse().unwrap());
+    /// let mut reply = http::HeaderMap::new();
+    /// Cors::new().decorate_reply(&AllowList::Loopback, &request, &mut reply);
+    /// assert_eq!(reply["access-control-allow-origin"], "http://localhost:5173");
+    /// ```
+    pub fn decorate_reply(
+        &self,
+        origins: &AllowList,
+        request: &http::HeaderMap,
+        reply: &mut http::HeaderMap,
+    ) {
+        let origin = request
+            .get(http::header::ORIGIN)
+            .filter(|o| o.to_str().is_ok_and(|o| origins.allows_origin(o)));
+        super::cors::decorate(self, origins, origin, reply);
+    }
 }
 
 impl Default for Cors {
