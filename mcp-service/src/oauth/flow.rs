@@ -174,6 +174,7 @@ impl AuthFlow {
         } else {
             flow.start_discovery()?;
         }
+        flow.check_pending()?;
         Ok(flow)
     }
 
@@ -231,11 +232,34 @@ impl AuthFlow {
     }
 
     fn settle(&mut self, result: Result<(), OAuthError>) -> Result<(), OAuthError> {
+        let result = result.and_then(|()| self.check_pending());
         if let Err(e) = &result {
             self.pending = None;
             self.state = State::Failed(e.clone());
         }
         result
+    }
+
+    /// The request about to be made may go where it points ([`super::ssrf`]): the user's
+    /// browser opens the authorization URL, but a headless approval fetches it too.
+    fn check_pending(&self) -> Result<(), OAuthError> {
+        let Some(pending) = &self.pending else {
+            return Ok(());
+        };
+        let allow = self.config.allow_private_addresses;
+        super::ssrf::check(&self.server_url, &pending.url, allow).map_err(|reason| {
+            OAuthError::InvalidUrl {
+                what: match self.state {
+                    State::ResourceMetadata { .. } => "protected resource metadata",
+                    State::ServerMetadata { .. } => "authorization server metadata",
+                    State::Register => "registration endpoint",
+                    State::Authorize { .. } => "authorization endpoint",
+                    _ => "token endpoint",
+                },
+                url: pending.url.to_string(),
+                reason,
+            }
+        })
     }
 
     fn on_response(&mut self, now: SystemTime, resp: Response<Vec<u8>>) -> Result<(), OAuthError> {
@@ -396,9 +420,16 @@ impl AuthFlow {
         let mut candidates = Vec::new();
         if let Some(u) = self.challenge.resource_metadata.as_deref() {
             match Url::parse(u) {
-                Ok(u) if matches!(u.scheme(), "http" | "https") => candidates.push(u),
+                // Only on the server's own origin: a challenge must not send the client
+                // anywhere else (the well-known URLs of the origin are tried instead).
+                Ok(u)
+                    if matches!(u.scheme(), "http" | "https")
+                        && u.origin() == self.server_url.origin() =>
+                {
+                    candidates.push(u)
+                }
                 _ => {
-                    tracing::debug!(target: "mcp::oauth", url = u, "ignoring unusable resource_metadata")
+                    tracing::debug!(target: "mcp::oauth", url = u, "ignoring a resource_metadata that is not on the server's origin")
                 }
             }
         }
@@ -1189,6 +1220,148 @@ mod tests {
         );
         // The challenge's scope wins over scopes_supported.
         assert_eq!(scope.as_deref(), Some("x"));
+    }
+
+    /// A challenge's `resource_metadata` on another origin (here the cloud metadata service)
+    /// is never fetched: the flow goes to the server's own well-known URL instead.
+    #[test]
+    fn a_foreign_resource_metadata_is_not_fetched() {
+        for foreign in [
+            "http://169.254.169.254/latest/meta-data/iam",
+            "http://other.test/.well-known/oauth-protected-resource",
+        ] {
+            let challenge =
+                Challenge::parse(&format!(r#"Bearer resource_metadata="{foreign}""#)).unwrap();
+            let mut flow = client().authorize(MCP, &challenge, &entropy()).unwrap();
+            let (seen, out) = drive(&mut flow, good_servers);
+            out.unwrap();
+            assert_eq!(
+                seen[0], "GET http://rs.test/.well-known/oauth-protected-resource/mcp",
+                "{foreign}"
+            );
+            assert!(seen.iter().all(|s| !s.contains(foreign)), "{seen:?}");
+        }
+    }
+
+    /// A public server's metadata naming an authorization server on loopback, a private
+    /// network or the metadata service fails the flow before any request goes there, with
+    /// the reason; allowed, or from a server on the same kind of address, it is fetched.
+    #[test]
+    fn server_chosen_urls_stay_out_of_the_clients_network() {
+        let servers = |issuer: &'static str| {
+            move |req: &Request<Vec<u8>>| match req.uri().path() {
+                "/.well-known/oauth-protected-resource/mcp" => reply(
+                    200,
+                    json!({"resource": MCP, "authorization_servers": [issuer]}),
+                ),
+                _ => not_found(),
+            }
+        };
+        for issuer in [
+            "http://127.0.0.1:8080",
+            "http://10.0.0.1",
+            "http://169.254.169.254",
+        ] {
+            let mut flow = client()
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            let (seen, out) = drive(&mut flow, servers(issuer));
+            assert_eq!(
+                seen.len(),
+                1,
+                "nothing fetched after the metadata: {seen:?}"
+            );
+            match out {
+                Err(OAuthError::InvalidUrl { what, url, reason }) => {
+                    assert_eq!(what, "authorization server metadata");
+                    assert!(url.starts_with(issuer), "{url}");
+                    assert!(reason.contains("allow_private_addresses"), "{reason}");
+                }
+                other => panic!("{issuer}: {other:?}"),
+            }
+        }
+        // Allowed: the metadata is fetched (and here not found).
+        let allowed =
+            OAuthClient::new(OAuthConfig::new("test", REDIRECT).allow_private_addresses(true));
+        let mut flow = allowed
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, servers("http://10.0.0.1"));
+        assert!(
+            seen[1].starts_with("GET http://10.0.0.1/.well-known/"),
+            "{seen:?}"
+        );
+        assert!(
+            matches!(out, Err(OAuthError::NoAuthorizationServerMetadata { .. })),
+            "{out:?}"
+        );
+        // A server on loopback may use an authorization server on loopback.
+        let local = "http://127.0.0.1:3000/mcp";
+        let mut flow = client()
+            .authorize(local, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, _) = drive(&mut flow, |req| match req.uri().path() {
+            "/.well-known/oauth-protected-resource/mcp" => reply(
+                200,
+                json!({"resource": local, "authorization_servers": ["http://localhost:9000"]}),
+            ),
+            _ => not_found(),
+        });
+        assert!(
+            seen[1].starts_with("GET http://localhost:9000/.well-known/"),
+            "{seen:?}"
+        );
+    }
+
+    /// An authorization server's endpoints are held to the same rules: a token endpoint on
+    /// the metadata service is refused before the code is sent there.
+    #[test]
+    fn endpoints_named_by_the_metadata_are_checked_too() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, |req| {
+            match (req.uri().host(), req.uri().path()) {
+                (Some("as.test"), "/.well-known/oauth-authorization-server") => {
+                    let mut m = as_metadata("http://as.test");
+                    m["registration_endpoint"] = json!("http://192.168.1.1/register");
+                    reply(200, m)
+                }
+                _ => good_servers(req),
+            }
+        });
+        assert!(seen.iter().all(|s| !s.contains("192.168")), "{seen:?}");
+        match out {
+            Err(OAuthError::InvalidUrl { what, .. }) => assert_eq!(what, "registration endpoint"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A token endpoint that redirects is not followed (the code and the client's secret
+    /// would go where the redirect says): the flow fails.
+    #[test]
+    fn a_redirecting_token_endpoint_is_not_followed() {
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, |req| match req.uri().path() {
+            "/token" => {
+                let mut r = Response::new(Vec::new());
+                *r.status_mut() = StatusCode::TEMPORARY_REDIRECT;
+                r.headers_mut().insert(
+                    header::LOCATION,
+                    "http://elsewhere.test/steal".parse().unwrap(),
+                );
+                r
+            }
+            _ => good_servers(req),
+        });
+        assert!(out.is_err(), "{out:?}");
+        assert!(
+            seen.last().is_some_and(|s| s.ends_with("as.test/token")),
+            "{seen:?}"
+        );
+        assert!(seen.iter().all(|s| !s.contains("elsewhere")), "{seen:?}");
     }
 
     #[test]

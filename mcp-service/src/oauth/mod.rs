@@ -43,6 +43,7 @@ mod discovery;
 mod error;
 mod flow;
 mod pkce;
+mod ssrf;
 mod store;
 
 use std::sync::Arc;
@@ -91,6 +92,7 @@ pub struct OAuthConfig {
     client_metadata_url: Option<String>,
     registration_auth_method: Option<TokenEndpointAuth>,
     scope_policy: ScopePolicy,
+    allow_private_addresses: bool,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -119,7 +121,32 @@ impl OAuthConfig {
             client_metadata_url: None,
             registration_auth_method: None,
             scope_policy: ScopePolicy::Discover,
+            allow_private_addresses: false,
         }
+    }
+
+    /// Lets the flow fetch URLs that a server names on loopback, private, link-local and
+    /// cloud metadata addresses whatever the MCP server's own address (default: only in the
+    /// server's own kind of network, and never a metadata service; see the rules below).
+    ///
+    /// Every URL the flow fetches comes from the server: its challenge's `resource_metadata`,
+    /// the authorization servers its metadata lists, their endpoints. By default:
+    /// - a URL on a loopback, private, link-local or unspecified address (or `localhost`) is
+    ///   fetched only when the MCP server's URL is on that same kind of address (a server on
+    ///   `127.0.0.1` may use an authorization server on `localhost`, one on `10.0.0.5` one on
+    ///   `10.1.2.3`; a public server may use neither);
+    /// - a cloud metadata address (`169.254.169.254`, `fd00:ec2::254`, `100.100.100.200`,
+    ///   `metadata.google.internal`) is never fetched;
+    /// - a challenge's `resource_metadata` is used only on the MCP server's own origin;
+    /// - no request of the flow follows a redirect, and none carries the MCP requests'
+    ///   headers.
+    ///
+    /// Host names are not resolved for these rules (a name that resolves to a private address
+    /// is not caught). A refused URL fails the flow with [`OAuthError::InvalidUrl`] saying
+    /// why.
+    pub fn allow_private_addresses(mut self, allow: bool) -> Self {
+        self.allow_private_addresses = allow;
+        self
     }
 
     /// Use a client registered out of band (no registration step). The token endpoint
