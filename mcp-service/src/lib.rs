@@ -140,6 +140,9 @@ pub mod tasks;
 pub use client::{Client, ClientOptions};
 #[cfg(feature = "http-client")]
 pub use http_client::{Connector, HttpClientOptions, HttpTransport, TransportFinished};
+/// `#[tool]`, `#[prompt]` and `#[router]` (feature `macros`): see the `mcp-macros` crate.
+#[cfg(feature = "macros")]
+pub use mcp_macros::{prompt, router, tool};
 /// The `schemars` crate (feature `schemars`), for `#[derive(JsonSchema)]` on tool argument and
 /// result types without a dependency of your own (`#[schemars(crate = "mcp_service::schemars")]`).
 #[cfg(feature = "schemars")]

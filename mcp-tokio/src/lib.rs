@@ -204,6 +204,9 @@ pub use mcp_service::{
     IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
     ServerBuilder, Service, Telemetry, TelemetryEvent,
 };
+/// `#[tool]`, `#[prompt]` and `#[router]` (feature `macros`): see the `mcp-macros` crate.
+#[cfg(feature = "macros")]
+pub use mcp_service::{prompt, router, tool};
 #[cfg(feature = "child")]
 pub use process::TokioChild;
 pub use runtime::TokioRuntime;
