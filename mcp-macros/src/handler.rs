@@ -371,19 +371,34 @@ impl Handler {
                     Param::Context { by_ref: false } => quote!(__cx,),
                     Param::Context { by_ref: true } => quote!(&__cx,),
                 });
-                let into = quote_spanned!(ret_span=> <#output as #krate::server::ToolReturn>::into_tool_return);
+                // Spanned at the return type (all but the call of the fn): a result the
+                // server cannot take is reported there.
+                let k = respan(krate.clone(), ret_span);
+                let tool = respan(tool, ret_span);
+                let generated_tokens = respan(quote!(#generated), ret_span);
+                let args_ty = if generated {
+                    respan(args_ty, ret_span)
+                } else {
+                    args_ty
+                };
+                let this = respan(quote!(#this), ret_span);
+                let cx = respan(cx.clone(), ret_span);
+                let call = quote!(#callee(#receiver_arg #(#call_args)*));
+                let register = quote_spanned! {ret_span=>
+                    #k::server::__macros::register_tool(
+                        builder,
+                        #tool,
+                        #generated_tokens,
+                        move |__args: #args_ty, #cx: #k::server::ToolContext| {
+                            #this
+                            async move { #call.await }
+                        },
+                    )
+                };
                 quote! {{
                     #args_struct
                     #this_outer
-                    #m::register_tool(
-                        builder,
-                        #tool,
-                        #generated,
-                        move |__args: #args_ty, #cx: #krate::server::ToolContext| {
-                            #this
-                            async move { #into(#callee(#receiver_arg #(#call_args)*).await) }
-                        },
-                    )
+                    #register
                 }}
             }
             Kind::Prompt => {
@@ -524,6 +539,24 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let text = lines.join("\n");
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// `tokens` with every span set to `span` (for generated code that is to be reported at
+/// one place of the user's).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                t = proc_macro2::TokenTree::Group(group);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
 }
 
 fn option_str(s: Option<String>) -> TokenStream {

@@ -1,7 +1,7 @@
 //! `#[router]`: the `#[tool]` and `#[prompt]` methods of an impl block, registered together.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ImplItem, ItemImpl, Meta};
 
@@ -99,7 +99,10 @@ pub(crate) fn expand(krate: Option<syn::Path>, mut block: ItemImpl) -> syn::Resu
     let mut predicates = where_clause
         .map(|w| w.predicates.iter().map(|p| quote!(#p,)).collect::<Vec<_>>())
         .unwrap_or_default();
-    predicates.push(quote!(#self_ty: ::core::marker::Send + ::core::marker::Sync + 'static,));
+    // Spanned at the type: a state the server cannot share is reported there.
+    predicates.push(quote_spanned!(self_ty.span()=>
+        #self_ty: ::core::marker::Send + ::core::marker::Sync + 'static,
+    ));
     let registry = quote! {
         impl #impl_generics #krate::server::Router for #self_ty where #(#predicates)* {
             fn register(

@@ -230,20 +230,28 @@ impl ServerBuilder {
     /// [`tool`](Self::tool) and [`prompt`](Self::prompt), reported by
     /// [`try_build`](Self::try_build).
     ///
-    /// ```ignore
-    /// struct Notes { /* … */ }
+    #[cfg_attr(feature = "macros", doc = "```")]
+    #[cfg_attr(not(feature = "macros"), doc = "```ignore")]
+    /// use mcp_service::{Server, router, tool};
     ///
-    /// #[mcp_tokio::router]
+    /// struct Notes {
+    ///     prefix: String,
+    /// }
+    ///
+    /// #[router]
     /// impl Notes {
     ///     /// Adds a note.
     ///     #[tool]
-    ///     async fn add(&self, text: String) -> String { text }
+    ///     async fn add(&self, text: String) -> String {
+    ///         format!("{}{text}", self.prefix)
+    ///     }
     /// }
     ///
-    /// let server = Server::builder("notes", "1.0").router(Notes { /* … */ }).try_build()?;
+    /// let notes = Notes { prefix: "note: ".into() };
+    /// let server = Server::builder("notes", "1.0").router(notes).try_build()?;
+    /// # let _ = server;
+    /// # Ok::<(), mcp_service::Error>(())
     /// ```
-    ///
-    /// (The crate docs of `mcp-macros` have the runnable version.)
     pub fn router<S: Router>(self, state: S) -> Self {
         self.router_arc(Arc::new(state))
     }
@@ -306,10 +314,10 @@ pub mod __private {
         }
     }
 
-    /// Registers a typed tool; `generated` when its argument type is the macro's own (whose
-    /// name is no title for the schema).
+    /// Registers a typed tool whose handler returns any [`ToolReturn`]; `generated` when its
+    /// argument type is the macro's own (whose name is no title for the schema).
     #[cfg(feature = "schemars")]
-    pub fn register_tool<T, F, Fut, R>(
+    pub fn register_tool<T, F, Fut>(
         mut builder: ServerBuilder,
         tool: Tool,
         generated: bool,
@@ -318,10 +326,12 @@ pub mod __private {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
         F: Fn(T, super::super::ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<R, Error>> + Send + 'static,
-        R: super::super::ToolOutput + 'static,
+        Fut: std::future::Future + Send + 'static,
+        Fut::Output: ToolReturn,
+        <Fut::Output as ToolReturn>::Output: 'static,
     {
-        match super::super::typed::typed::<T, R>(tool) {
+        type Out<Fut> = <<Fut as std::future::Future>::Output as ToolReturn>::Output;
+        match super::super::typed::typed::<T, Out<Fut>>(tool) {
             Ok(mut tool) => {
                 if generated {
                     // The macro's own type: its name is no title, and a tool without
@@ -331,7 +341,10 @@ pub mod __private {
                         .entry("properties")
                         .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
                 }
-                builder.tool(tool, handler)
+                builder.tool(tool, move |args: T, cx| {
+                    let run = handler(args, cx);
+                    async move { run.await.into_tool_return() }
+                })
             }
             Err(e) => {
                 builder.error.get_or_insert(e);
@@ -437,6 +450,7 @@ pub mod __private {
 mod tests {
     use super::*;
     use mcp_proto::ErrorKind;
+    use std::collections::BTreeMap;
 
     #[derive(Debug)]
     struct Outer(std::io::Error);
