@@ -66,14 +66,15 @@ fn dependencies(manifest: &str) -> Vec<(String, String)> {
         };
         let key = unquote(key.trim());
         let value = value.trim();
-        match table {
-            _ if in_package => {
-                if key == "name" {
-                    let name = unquote(value).to_owned();
-                    out.insert(0, (name.clone(), name));
-                    table = table.map(|t| t.map(|i| i + 1));
-                }
+        if in_package {
+            if key == "name" {
+                let name = unquote(value).to_owned();
+                out.insert(0, (name.clone(), name));
+                table = table.map(|t| t.map(|i| i + 1));
             }
+            continue;
+        }
+        match table {
             Some(None) => {
                 let package = package_of(value).unwrap_or(key);
                 out.push((key.to_owned(), package.to_owned()));
