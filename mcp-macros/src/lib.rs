@@ -165,10 +165,11 @@
 //!
 //! # Which crate the generated code names
 //!
-//! The generated code names the service crate through the crate your package depends on: the
-//! first of `mcp-tokio`, `mcp-async-std` and `mcp-service` among the dependencies of its
-//! `Cargo.toml` (under the name it gives it, renamed or not). `crate = path` on `#[tool]`,
-//! `#[prompt]` or `#[router]` names it instead (`#[router(crate = my_reexport::service)]`).
+//! The generated code names the service crate through the crate your package depends on, as
+//! its `Cargo.toml` says (under the name it gives it, renamed or not): the package itself if
+//! it is `mcp-tokio`, `mcp-async-std` or `mcp-service`, else the first of these among its
+//! dependencies, else among its dev-dependencies. `crate = path` on `#[tool]`, `#[prompt]` or
+//! `#[router]` names it instead (`#[router(crate = my_reexport::service)]`).
 //!
 //! # Compile errors
 //!

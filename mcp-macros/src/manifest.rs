@@ -11,26 +11,41 @@ const FACADES: [(&str, Option<&str>); 3] = [
     ("mcp-service", None),
 ];
 
+/// How a package is reached, best first: the package itself, a dependency, a dev-dependency
+/// (which only tests, examples and benches see).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Reach {
+    Itself,
+    Normal,
+    Dev,
+}
+
 /// The path of the service crate (`::mcp_tokio::service`, `::mcp_async_std::service` or
-/// `::mcp_service`) as the package being compiled reaches it: the first of `mcp-tokio`,
-/// `mcp-async-std` and `mcp-service` among the dependencies of its `Cargo.toml` (or the package
-/// itself), under the name it gives it (`foo = { package = "mcp-tokio", .. }` is `::foo`).
+/// `::mcp_service`) as the package being compiled reaches it, under the name it gives it
+/// (`foo = { package = "mcp-tokio", .. }` is `::foo`): the package itself if it is one of
+/// `mcp-tokio`, `mcp-async-std` and `mcp-service`, else the first of them among its
+/// dependencies, else among its dev-dependencies (in that order each time).
 pub(crate) fn service_path() -> syn::Result<TokenStream> {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(|dir| std::path::Path::new(&dir).join("Cargo.toml"))
         .and_then(|path| std::fs::read_to_string(path).ok());
     let found = manifest.as_deref().map(dependencies).unwrap_or_default();
-    for (facade, inner) in FACADES {
-        if let Some((name, _)) = found.iter().find(|(_, package)| package == facade) {
-            let ident = syn::Ident::new(&name.replace('-', "_"), Span::call_site());
-            return Ok(match inner {
-                Some(inner) => {
-                    let inner = syn::Ident::new(inner, Span::call_site());
-                    quote!(::#ident::#inner)
-                }
-                None => quote!(::#ident),
-            });
-        }
+    let best = found
+        .iter()
+        .filter_map(|(name, package, reach)| {
+            let order = FACADES.iter().position(|(f, _)| f == package)?;
+            Some(((*reach, order), name))
+        })
+        .min();
+    if let Some(((_, order), name)) = best {
+        let ident = syn::Ident::new(&name.replace('-', "_"), Span::call_site());
+        return Ok(match FACADES.get(order).and_then(|(_, inner)| *inner) {
+            Some(inner) => {
+                let inner = syn::Ident::new(inner, Span::call_site());
+                quote!(::#ident::#inner)
+            }
+            None => quote!(::#ident),
+        });
     }
     Err(syn::Error::new(
         Span::call_site(),
@@ -40,24 +55,26 @@ pub(crate) fn service_path() -> syn::Result<TokenStream> {
     ))
 }
 
-/// The dependencies a `Cargo.toml` declares (of every kind and target), as (the name the
-/// package uses, the package's name); the package itself comes first, under its own name.
-fn dependencies(manifest: &str) -> Vec<(String, String)> {
+/// The dependencies a `Cargo.toml` declares (normal and dev, of every target), as (the name
+/// the package uses, the package's name, how it is reached), and the package itself.
+fn dependencies(manifest: &str) -> Vec<(String, String, Reach)> {
     let mut out = Vec::new();
-    // The current table: `Some(None)` a table of dependencies, `Some(Some(i))` the table of
-    // one dependency (`[dependencies.foo]`, entry `i` of `out`), `None` another table.
-    let mut table: Option<Option<usize>> = None;
+    // The current table: `Some((reach, None))` a table of dependencies, `Some((reach,
+    // Some(i)))` the table of one dependency (`[dependencies.foo]`, entry `i` of `out`),
+    // `None` another table.
+    let mut table: Option<(Reach, Option<usize>)> = None;
     let mut in_package = false;
     for line in manifest.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
         if let Some(header) = line.strip_prefix('[') {
             let header = header.trim_start_matches('[').trim_end_matches(']').trim();
             in_package = header == "package";
-            table = dependency_table(header).map(|one| {
-                one.map(|name| {
-                    out.push((name.to_owned(), name.to_owned()));
+            table = dependency_table(header).map(|(reach, one)| {
+                let one = one.map(|name| {
+                    out.push((name.to_owned(), name.to_owned(), reach));
                     out.len() - 1
-                })
+                });
+                (reach, one)
             });
             continue;
         }
@@ -69,17 +86,16 @@ fn dependencies(manifest: &str) -> Vec<(String, String)> {
         if in_package {
             if key == "name" {
                 let name = unquote(value).to_owned();
-                out.insert(0, (name.clone(), name));
-                table = table.map(|t| t.map(|i| i + 1));
+                out.push((name.clone(), name, Reach::Itself));
             }
             continue;
         }
         match table {
-            Some(None) => {
+            Some((reach, None)) => {
                 let package = package_of(value).unwrap_or(key);
-                out.push((key.to_owned(), package.to_owned()));
+                out.push((key.to_owned(), package.to_owned(), reach));
             }
-            Some(Some(i)) if key == "package" => {
+            Some((_, Some(i))) if key == "package" => {
                 if let Some(entry) = out.get_mut(i) {
                     entry.1 = unquote(value).to_owned();
                 }
@@ -90,21 +106,25 @@ fn dependencies(manifest: &str) -> Vec<(String, String)> {
     out
 }
 
-/// What a table header is: `Some(None)` a table of dependencies (`dependencies`,
-/// `dev-dependencies`, `target.'cfg(..)'.dependencies`), `Some(Some(name))` the table of one
-/// dependency (`dependencies.name`), `None` another table.
-fn dependency_table(header: &str) -> Option<Option<&str>> {
-    for kind in ["dependencies", "dev-dependencies", "build-dependencies"] {
+/// What a table header is: `Some((reach, None))` a table of dependencies (`dependencies`,
+/// `dev-dependencies`, `target.'cfg(..)'.dependencies`), `Some((reach, Some(name)))` the table
+/// of one dependency (`dependencies.name`), `None` another table (build dependencies too: the
+/// build script is not where the macros are used).
+fn dependency_table(header: &str) -> Option<(Reach, Option<&str>)> {
+    for (kind, reach) in [
+        ("dependencies", Reach::Normal),
+        ("dev-dependencies", Reach::Dev),
+    ] {
         if header == kind || header.ends_with(&format!(".{kind}")) {
-            return Some(None);
+            return (!header.starts_with("workspace.")).then_some((reach, None));
         }
         let prefix = format!("{kind}.");
         let inner = format!(".{kind}.");
         if let Some(name) = header.strip_prefix(&prefix) {
-            return Some(Some(unquote(name)));
+            return Some((reach, Some(unquote(name))));
         }
         if let Some(at) = header.rfind(&inner) {
-            return Some(Some(unquote(&header[at + inner.len()..])));
+            return Some((reach, Some(unquote(&header[at + inner.len()..]))));
         }
     }
     None
@@ -142,23 +162,26 @@ mcp = { package = "mcp-async-std", version = "0.1" }
 [target.'cfg(unix)'.dev-dependencies]
 "mcp-service" = "0.1"
 
+[build-dependencies]
+mcp-tokio = "0.1"
+
 [dependencies.driver]
 version = "0.1"
 package = "mcp-tokio"
 "#;
         let found = dependencies(manifest);
-        let pairs: Vec<(&str, &str)> = found
+        let triples: Vec<(&str, &str, Reach)> = found
             .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .map(|(a, b, r)| (a.as_str(), b.as_str(), *r))
             .collect();
         assert_eq!(
-            pairs,
+            triples,
             [
-                ("notes", "notes"),
-                ("serde", "serde"),
-                ("mcp", "mcp-async-std"),
-                ("mcp-service", "mcp-service"),
-                ("driver", "mcp-tokio"),
+                ("notes", "notes", Reach::Itself),
+                ("serde", "serde", Reach::Normal),
+                ("mcp", "mcp-async-std", Reach::Normal),
+                ("mcp-service", "mcp-service", Reach::Dev),
+                ("driver", "mcp-tokio", Reach::Normal),
             ]
         );
     }
@@ -166,11 +189,15 @@ package = "mcp-tokio"
     #[test]
     fn other_tables_are_not_dependencies() {
         assert_eq!(dependency_table("features"), None);
-        assert_eq!(dependency_table("workspace"), None);
-        assert_eq!(dependency_table("dev-dependencies"), Some(None));
+        assert_eq!(dependency_table("workspace.dependencies"), None);
+        assert_eq!(dependency_table("build-dependencies"), None);
+        assert_eq!(
+            dependency_table("dev-dependencies"),
+            Some((Reach::Dev, None))
+        );
         assert_eq!(
             dependency_table("target.'cfg(unix)'.dependencies.mcp-tokio"),
-            Some(Some("mcp-tokio"))
+            Some((Reach::Normal, Some("mcp-tokio")))
         );
         let found = dependencies("[features]\nmcp-tokio = []\n");
         assert!(found.is_empty(), "{found:?}");
