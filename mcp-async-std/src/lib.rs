@@ -153,6 +153,8 @@
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
+//! | `schemars`    | no      | tool schemas derived from the argument and result types (`ServerBuilder::typed_tool`; `mcp-service/schemars`) |
+//! | `macros`      | no      | `#[tool]`, `#[prompt]`, `#[router]` (the `mcp-macros` crate): tools and prompts from async fns and impl blocks; implies `schemars` |
 //!
 //! [`serve_stream`], [`serve_tcp`], [`connect_stream`] and [`memory_pair`] are always there.
 //! The defaults make a stdio server or a child-process client without any HTTP, WebSocket or
@@ -210,6 +212,9 @@ pub use mcp_service::{
     IncomingRequest, NoService, Peer, PeerInfo, Progress, RequestContext, Runtime, Server,
     ServerBuilder, Service, Telemetry, TelemetryEvent,
 };
+/// `#[tool]`, `#[prompt]` and `#[router]` (feature `macros`): see the `mcp-macros` crate.
+#[cfg(feature = "macros")]
+pub use mcp_service::{prompt, router, tool};
 #[cfg(all(feature = "child", any(feature = "async-std", feature = "smol")))]
 pub use process::AsyncChild;
 #[cfg(feature = "async-std")]

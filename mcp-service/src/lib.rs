@@ -85,6 +85,7 @@
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `schemars`    | no      | `ServerBuilder::typed_tool`, `typed_tool_with`, `Server::add_typed_tool`, `server::ToolOutput`: tool schemas derived from the handler's types (JSON Schema 2020-12); re-exports `schemars` |
+//! | `macros`      | no      | `#[tool]`, `#[prompt]`, `#[router]` (the `mcp-macros` crate, re-exported): tools and prompts from async fns and impl blocks, registered with `ServerBuilder::tool_fn`, `prompt_fn`, `router`; implies `schemars` |
 //! | `stdio`       | no      | `driver::serve_stdio`, `driver::StdioDriver` (the process's stdin/stdout) |
 //! | `child`       | no      | `driver::spawn`, `driver::ChildClient`, `driver::ProcessDriver` (servers in child processes) |
 //!
@@ -140,6 +141,9 @@ pub mod tasks;
 pub use client::{Client, ClientOptions};
 #[cfg(feature = "http-client")]
 pub use http_client::{Connector, HttpClientOptions, HttpTransport, TransportFinished};
+/// `#[tool]`, `#[prompt]` and `#[router]` (feature `macros`): see the `mcp-macros` crate.
+#[cfg(feature = "macros")]
+pub use mcp_macros::{prompt, router, tool};
 /// The `schemars` crate (feature `schemars`), for `#[derive(JsonSchema)]` on tool argument and
 /// result types without a dependency of your own (`#[schemars(crate = "mcp_service::schemars")]`).
 #[cfg(feature = "schemars")]

@@ -76,10 +76,16 @@ use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
+mod output;
 #[cfg(feature = "skills")]
 mod skills;
 mod typed;
 
+#[doc(hidden)]
+pub use output::__private as __macros;
+#[cfg(feature = "schemars")]
+pub use output::ToolReturn;
+pub use output::{FnPrompt, FnTool, IntoHandlerError, IntoPromptResult, PromptReturn, Router};
 pub use typed::Json;
 #[cfg(feature = "schemars")]
 pub use typed::ToolOutput;
@@ -239,6 +245,12 @@ macro_rules! handler_context {
             type Target = HandlerContext;
             fn deref(&self) -> &HandlerContext {
                 &self.0
+            }
+        }
+
+        impl From<$t> for HandlerContext {
+            fn from(cx: $t) -> HandlerContext {
+                cx.0
             }
         }
 
