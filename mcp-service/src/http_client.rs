@@ -238,6 +238,10 @@ impl HttpClientOptions {
 /// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
 /// TLS) or on a bearer token that is not a valid header value; everything else (refused
 /// connections, HTTP errors) surfaces through the stream once the client speaks.
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`](mcp_proto::ErrorKind::InvalidParams) (-32602) for such a URL
+/// or token, before anything is sent.
 pub fn http_transport<R: Runtime, C: Connector>(
     rt: R,
     connector: C,
@@ -301,6 +305,12 @@ impl std::future::Future for TransportFinished {
 
 /// Connects a typed [`Client`] to `url` over `kind`: the transport and the connection task
 /// run on `rt`, and the client is returned once the handshake completed.
+///
+/// # Errors
+/// Those of [`driver::connect_http`](crate::driver::connect_http) (the same function over
+/// the driver's TCP): [`ErrorKind::InvalidParams`](mcp_proto::ErrorKind::InvalidParams) for
+/// a URL or token [`http_transport`] refuses, the HTTP and connection errors of the handshake
+/// by their kind, and those of [`Client::connect`].
 pub async fn connect<R: Runtime, C: Connector>(
     rt: R,
     connector: C,
