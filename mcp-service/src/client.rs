@@ -1207,7 +1207,9 @@ impl Client {
     /// when the server did not acknowledge it within 30 s, [`ErrorKind::ProtocolInvalid`]
     /// when it ended the stream without acknowledging it, the server's error to it, and
     /// [`ErrorKind::TransportClosed`] when the connection is closed. On an error the client
-    /// is not subscribed to `uri`.
+    /// is not subscribed to `uri`. (A 2026-07-28 server that did not declare
+    /// `resources.subscribe` acknowledges the stream without `uri`: that is no error here, and
+    /// no update comes.)
     pub async fn subscribe(
         &self,
         uri: &str,

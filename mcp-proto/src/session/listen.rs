@@ -172,7 +172,7 @@ impl Subscription {
     /// watch only with `resources.subscribe`, a list change only with its `listChanged`).
     ///
     /// # Errors
-    /// -32602 [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) when the params
+    /// -32602 [`ErrorKind::InvalidParams`] when the params
     /// hold no valid `notifications` filter.
     pub fn of_request(params: &RawValue, server_capabilities: &RawValue) -> Result<Self, Error> {
         Subscription::parse(params, &CapSet::parse(server_capabilities))
