@@ -986,8 +986,9 @@ impl Client {
     ///
     /// # Errors
     /// Awaiting it fails with -32602 [`ErrorKind::InvalidParams`] for a tool the server does
-    /// not have (and, from a server before the 2025-11-25 revision, for arguments it
-    /// refuses); [`ErrorKind::Timeout`] when the call's [`timeout`](ToolCall::timeout) (else
+    /// not have, and for arguments the tool refuses when the negotiated version is older than
+    /// 2025-11-25 (since then, a server of this crate answers those with an `isError`
+    /// result); [`ErrorKind::Timeout`] when the call's [`timeout`](ToolCall::timeout) (else
     /// the session's) passed, and for a call that became a task (tasks extension) when the
     /// call's own timeout passed while the task ran; a failed task's error, as the task
     /// reported it, and [`ErrorKind::RequestCancelled`] for a task cancelled on the server;
@@ -1524,7 +1525,9 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Calls `f` with each progress report.
+    /// Asks for progress and calls `f` with each report (see the example of
+    /// [`Client::call_tool`]); in the 2026-07-28 era one callback serves every
+    /// `input_required` round of the call.
     pub fn progress(mut self, f: impl FnMut(Progress) + Send + 'static) -> Self {
         self.request = self.request.progress(f);
         self
@@ -1538,7 +1541,8 @@ impl ToolCall {
         self
     }
 
-    /// Restarts the timeout on progress, up to `max_total`.
+    /// Restarts the timeout whenever progress arrives, up to `max_total` in all (then
+    /// [`ErrorKind::Timeout`] whatever the progress).
     pub fn reset_timeout_on_progress(mut self, max_total: Option<Duration>) -> Self {
         self.request = self.request.reset_timeout_on_progress(max_total);
         self
