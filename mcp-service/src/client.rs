@@ -1363,8 +1363,10 @@ impl Client {
     ///
     /// # Errors
     /// The server's error for a task it does not know (-32602 [`ErrorKind::InvalidParams`]
-    /// from a server of this crate); [`ErrorKind::MethodNotFound`] (-32601) when the
-    /// server did not declare the tasks extension; and the
+    /// from a server of this crate); -32021 [`ErrorKind::MissingClientCapability`] when this
+    /// client did not declare the extension ([`ClientOptions::tasks`]);
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server did not declare it, or the
+    /// negotiated version has no such method; and the
     /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn get_task(
         &self,
