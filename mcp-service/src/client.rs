@@ -665,8 +665,9 @@ impl Client {
     /// - [`ErrorKind::TransportClosed`] (local) when the connection closed before the server
     ///   answered (a child process that exited, a peer that hung up);
     ///   [`ErrorKind::TransportError`] (local) when reading or writing failed;
-    /// - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's `initialize` or
-    ///   `server/discover` result is malformed;
+    /// - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's `initialize` result is
+    ///   malformed (and its `server/discover` result, with `Discovery::Discover`; with
+    ///   `Discovery::Auto` the client falls back to the handshake instead);
     /// - the server's JSON-RPC error to `initialize`, as it sent it.
     pub async fn connect<R: Runtime>(
         rt: R,
