@@ -668,7 +668,9 @@ impl Client {
     /// - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's `initialize` result is
     ///   malformed (and its `server/discover` result, with `Discovery::Discover`; with
     ///   `Discovery::Auto` the client falls back to the handshake instead);
-    /// - the server's JSON-RPC error to `initialize`, as it sent it.
+    /// - the server's JSON-RPC error to `initialize`, as it sent it, and its refusal of
+    ///   `server/discover` that a handshake would not cure (-32020
+    ///   [`ErrorKind::HeaderMismatch`], -32021 [`ErrorKind::MissingClientCapability`]).
     pub async fn connect<R: Runtime>(
         rt: R,
         transport: impl Into<Transport>,
