@@ -11,7 +11,8 @@
 //! # Errors of every request
 //!
 //! A method that sends a request fails with an [`Error`] whose [`kind`](Error::kind) says
-//! why; besides what each method's `# Errors` names:
+//! why (a kind marked local, [`ErrorKind::is_local`], describes this side only and never
+//! comes from the server); besides what each method's `# Errors` names:
 //!
 //! - [`ErrorKind::MethodNotFound`] (-32601), before anything is sent, when the server did
 //!   not declare the capability the method needs (`tools` for `tools/*`, `resources` for
@@ -23,7 +24,7 @@
 //! - [`ErrorKind::TransportClosed`] (local) when the connection closed (or was closed with
 //!   [`Client::close`]) before the answer; [`ErrorKind::TransportError`] (local) when the
 //!   transport failed (an HTTP exchange refused or broken);
-//! - [`ErrorKind::LimitExceeded`] (local) when the session's
+//! - [`ErrorKind::LimitExceeded`] (-32008, raised here) when the session's
 //!   [`max_outbound_in_flight`](mcp_proto::session::Config::max_outbound_in_flight)
 //!   requests are already waiting for their answers;
 //! - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's result does not have the

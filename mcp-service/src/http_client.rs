@@ -52,7 +52,10 @@ pub trait Connector: Send + Sync + 'static {
     /// The connection type, seen through hyper's IO traits.
     type Io: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
 
-    /// Connects to `host` (a name or an IP address, without brackets) on `port`.
+    /// Connects to `host` (a name or an IP address, without brackets) on `port`. The
+    /// future's `io::Error` (a name that does not resolve, a refused connection) fails the
+    /// exchange that needed the connection with
+    /// [`ErrorKind::TransportError`](mcp_proto::ErrorKind::TransportError).
     fn connect(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::Io>>;
 }
 
