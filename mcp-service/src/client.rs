@@ -11,8 +11,8 @@
 //! # Errors of every request
 //!
 //! A method that sends a request fails with an [`Error`] whose [`kind`](Error::kind) says
-//! why (a kind marked local, [`ErrorKind::is_local`], describes this side only and never
-//! comes from the server); besides what each method's `# Errors` names:
+//! why (a kind marked local, [`ErrorKind::is_local`], describes this side's situation: the
+//! server did not send it); besides what each method's `# Errors` names:
 //!
 //! - [`ErrorKind::MethodNotFound`] (-32601), before anything is sent, when the server did
 //!   not declare the capability the method needs (`tools` for `tools/*`, `resources` for
