@@ -119,6 +119,35 @@
 //! # fn main() {}
 //! ```
 //!
+//! ## Where to go next
+//!
+//! - **HTTP.** With the feature `http-server`, [`serve_http`] serves the same `Server` over
+//!   Streamable HTTP (at `/mcp`) on a `std::net::TcpListener`; with `http-client`,
+//!   [`connect_http`] is the client. The repository's `smol-server` example serves one:
+//!
+//!   ```no_run
+//!   # #[cfg(all(feature = "smol", feature = "http-server"))]
+//!   # fn run(server: mcp_async_std::Server) -> Result<(), Box<dyn std::error::Error>> {
+//!   use mcp_async_std::proto::http::EndpointConfig;
+//!   use mcp_async_std::SmolRuntime;
+//!
+//!   let listener = std::net::TcpListener::bind("127.0.0.1:8080")?;
+//!   let config = EndpointConfig::new(server.config().clone());
+//!   smol::block_on(mcp_async_std::serve_http(SmolRuntime::new(), server, listener, config))?;
+//!   # Ok(()) }
+//!   ```
+//! - **Schemas from types.** With the feature `schemars`, `ServerBuilder::typed_tool` derives
+//!   a tool's `inputSchema` from its handler's argument type and its `outputSchema` from a
+//!   `Json<T>` result, instead of the hand-written `schema_of` above (the README's "Schemas
+//!   from types, and a test client").
+//! - **Tests of your server.** [`Server::test_client`] connects a client in memory in one
+//!   line (`server.test_client(SmolRuntime::new()).await?`), as [`memory_pair`] does above;
+//!   `mcp_service::sim::Sim` runs the same tests in virtual time.
+//! - **Errors.** What a handler's `Err` becomes (an `isError` tool result or a JSON-RPC
+//!   error) is in `ServerBuilder::tool`; what a client's calls return, in
+//!   [`mcp_service::client`](mcp_service::client#errors-of-every-request) and each method's
+//!   `# Errors`.
+//!
 //! # Transports
 //!
 //! Every function that needs a runtime takes it as its first argument, as in `mcp-tokio` (same

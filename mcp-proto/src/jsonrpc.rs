@@ -110,6 +110,21 @@ pub fn parse(input: &[u8]) -> Parsed<'_> {
 }
 
 /// Parses exactly one JSON-RPC message (no batches).
+///
+/// ```
+/// use mcp_proto::jsonrpc::parse_one;
+/// assert!(parse_one(br#"{"jsonrpc":"2.0","method":"ping","id":1}"#).is_ok());
+/// let rejected = parse_one(br#"{"jsonrpc":"1.0","method":"ping","id":7}"#).unwrap_err();
+/// assert_eq!(rejected.error.code(), -32600);
+/// assert!(rejected.answer, "a request: it gets an error response, with its id");
+/// assert_eq!(parse_one(b"{oops").unwrap_err().error.code(), -32700);
+/// ```
+///
+/// # Errors
+/// A [`Rejected`]: -32700 [`ErrorKind::Parse`] for input that is not UTF-8 or not JSON;
+/// -32600 [`ErrorKind::ProtocolInvalid`] for JSON that is not one JSON-RPC 2.0 message (an
+/// array, a wrong or missing `jsonrpc`, a bad `id`, neither method nor result nor error).
+/// Its `id` and `answer` say whether and how to answer it.
 pub fn parse_one(input: &[u8]) -> Result<Envelope<'_>, Rejected> {
     parse_one_str(utf8(input)?)
 }
@@ -584,6 +599,10 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Serialises `value` into a boxed [`RawValue`].
+///
+/// # Errors
+/// [`ErrorKind::Internal`] (-32603) when `value`'s `Serialize` fails (a map with non-string
+/// keys, a custom implementation's error).
 pub fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
     serde_json::value::to_raw_value(value)
         .map_err(|e| Error::new(ErrorKind::Internal, alloc::format!("serialise: {e}")))

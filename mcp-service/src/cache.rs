@@ -8,7 +8,7 @@
 //!
 //! Each result is kept for its own hints: a server may give one result other hints than the
 //! rest of its list or resources (a resource handler's
-//! [`ToolContext::cache_hints`](crate::server::ToolContext::cache_hints)), and a
+//! [`ToolContext::cache_hints`](crate::server::HandlerContext::cache_hints)), and a
 //! result with `ttlMs: 0` or without hints is not kept.
 //!
 //! The cache is on by default, in memory and bounded ([`MemoryResponseStore`]);

@@ -7,6 +7,58 @@
 //! In the 2026-07-28 era the server announces changes only on a `subscriptions/listen`
 //! stream: [`Client::subscribe`] and [`Client::notifications`] open one (module `listen`) and
 //! work as in the handshake era.
+//!
+//! # Errors of every request
+//!
+//! A method that sends a request fails with an [`Error`] whose [`kind`](Error::kind) says
+//! why (a kind marked local, [`ErrorKind::is_local`], describes this side's situation: the
+//! server did not send it); besides what each method's `# Errors` names:
+//!
+//! - [`ErrorKind::MethodNotFound`] (-32601), before anything is sent, when the server did
+//!   not declare the capability the method needs (`tools` for `tools/*`, `resources` for
+//!   `resources/*`, `prompts`, `completions`, `logging`) or the negotiated protocol version
+//!   has no such method; and when the server answers -32601 itself;
+//! - [`ErrorKind::Timeout`] (local) when no answer came within the call's timeout (the
+//!   session's, [`ClientOptions::request_timeout`], 60 s by default): the request is
+//!   cancelled on the wire;
+//! - [`ErrorKind::TransportClosed`] (local) when the connection closed (or was closed with
+//!   [`Client::close`]) before the answer; [`ErrorKind::TransportError`] (local) when the
+//!   transport failed (an HTTP exchange refused or broken);
+//! - [`ErrorKind::LimitExceeded`] (-32008, raised here) when the session's
+//!   [`max_outbound_in_flight`](mcp_proto::session::Config::max_outbound_in_flight)
+//!   requests are already waiting for their answers;
+//! - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's result does not have the
+//!   shape of the method's result type;
+//! - the server's JSON-RPC error as it sent it: its [`code`](Error::code), message and
+//!   `data`, and the kind of that code ([`ErrorKind::from_code`]): -32602
+//!   [`InvalidParams`](ErrorKind::InvalidParams) for an unknown tool or prompt or bad
+//!   arguments, -32002 [`NotFound`](ErrorKind::NotFound), -32001
+//!   [`Unauthorized`](ErrorKind::Unauthorized), -32603 [`Internal`](ErrorKind::Internal)
+//!   for a server handler that failed (a server of this crate sends every failure of its own
+//!   as -32603), [`Other`](ErrorKind::Other) for a code this crate does not know.
+//!
+//! In the 2026-07-28 era a call the server answers `input_required` is retried after the
+//! client's handlers answered the asks: the error of a handler (or
+//! [`ErrorKind::MethodNotFound`] when the client has no handler for what was asked) is the
+//! call's error; more than the allowed rounds of asks is [`ErrorKind::LimitExceeded`], and
+//! the timeout covers every round.
+//!
+//! ```
+//! use mcp_service::ErrorKind;
+//! use mcp_service::server::Server;
+//! use mcp_service::sim::Sim;
+//!
+//! let server = Server::builder("empty", "1.0").build(); // no tool registered
+//! let sim = Sim::new();
+//! let error = sim
+//!     .block_on(async {
+//!         let client = server.test_client(sim.runtime()).await?;
+//!         client.list_tools().await
+//!     })
+//!     .expect("nothing left waiting")
+//!     .unwrap_err();
+//! assert_eq!((error.kind(), error.code()), (ErrorKind::MethodNotFound, -32601));
+//! ```
 
 mod listen;
 
@@ -96,7 +148,42 @@ impl ClientOptions {
         }
     }
 
-    /// Answers the server's `sampling/createMessage` requests (declares `sampling`).
+    /// Answers the server's `sampling/createMessage` requests (declares `sampling`). In the
+    /// 2026-07-28 era the same handler answers a call's `input_required` asks for sampling.
+    /// An `Err` from the handler reaches the server as a JSON-RPC error: its code, or -32603
+    /// for a local kind such as [`ErrorKind::HandlerFailed`].
+    ///
+    /// ```
+    /// use mcp_service::schema::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage, Tool};
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::ClientOptions;
+    ///
+    /// // A tool that asks the client's model.
+    /// let server = Server::builder("asker", "1.0")
+    ///     .tool(
+    ///         Tool::new("ask", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let ask = CreateMessageRequestParams::new(vec![SamplingMessage::user("2+2?")], 10);
+    ///             let answer = cx.create_message(ask).await?;
+    ///             Ok(format!("the model said {:?}", answer.content))
+    ///         },
+    ///     )
+    ///     .build();
+    /// let options = ClientOptions::default().sampling(|params, _cx| async move {
+    ///     assert_eq!(params.messages.len(), 1);
+    ///     Ok(CreateMessageResult::text("test-model", "4"))
+    /// });
+    /// let sim = Sim::new();
+    /// let result = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client_with(sim.runtime(), options).await?;
+    ///         client.call_tool("ask", serde_json::json!({})).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert!(result.content[0].as_text().unwrap().contains('4'));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn sampling<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(CreateMessageRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
@@ -106,7 +193,46 @@ impl ClientOptions {
         self
     }
 
-    /// Answers the server's `elicitation/create` requests (declares `elicitation`).
+    /// Answers the server's `elicitation/create` requests (declares `elicitation`), and in the
+    /// 2026-07-28 era a call's `input_required` asks for elicitation. An `Err` reaches the
+    /// server as [`sampling`](Self::sampling)'s does; a user who says no is
+    /// [`ElicitResult::decline`](mcp_proto::schema::ElicitResult::decline), not an error.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mcp_service::schema::{ElicitAction, ElicitRequestParams, ElicitResult, ElicitValue, ElicitationSchema, Tool};
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::ClientOptions;
+    ///
+    /// let server = Server::builder("greeter", "1.0")
+    ///     .tool(
+    ///         Tool::new("greet", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let ask = ElicitRequestParams::form("Your name?", ElicitationSchema::new());
+    ///             let answer = cx.elicit(ask).await?;
+    ///             Ok(match answer.action {
+    ///                 ElicitAction::Accept => "hello".to_owned(),
+    ///                 _ => "goodbye".to_owned(),
+    ///             })
+    ///         },
+    ///     )
+    ///     .build();
+    /// let options = ClientOptions::default().elicitation(|_params, _cx| async move {
+    ///     let mut content = BTreeMap::new();
+    ///     content.insert("name".to_owned(), ElicitValue::from("Ada"));
+    ///     Ok(ElicitResult::accept(content))
+    /// });
+    /// let sim = Sim::new();
+    /// let result = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client_with(sim.runtime(), options).await?;
+    ///         client.call_tool("greet", serde_json::json!({})).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(result.content[0].as_text(), Some("hello"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn elicitation<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(ElicitRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
@@ -116,8 +242,6 @@ impl ClientOptions {
         self
     }
 
-    /// Exposes roots (declares `roots` with `listChanged`); change them with
-    /// [`Client::set_roots`].
     /// Declares the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): a server
     /// may then answer a tool call with a task, which [`Client::call_tool`] follows to its end
     /// (polling `tasks/get`, answering its input requests through the sampling, elicitation
@@ -153,7 +277,36 @@ impl ClientOptions {
         self
     }
 
-    /// Answers the server's `roots/list` with `roots`.
+    /// Exposes roots: declares `roots` (with `listChanged`) and answers the server's
+    /// `roots/list` (or, in the 2026-07-28 era, its asks for roots) with `roots`; change them
+    /// with [`Client::set_roots`].
+    ///
+    /// ```
+    /// use mcp_service::schema::{Root, Tool};
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::ClientOptions;
+    ///
+    /// let server = Server::builder("files", "1.0")
+    ///     .tool(
+    ///         Tool::new("where", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let roots = cx.list_roots().await?;
+    ///             Ok(roots.roots.iter().map(|r| r.uri.clone()).collect::<Vec<_>>().join(" "))
+    ///         },
+    ///     )
+    ///     .build();
+    /// let options = ClientOptions::default().roots(vec![Root::new("file:///work").with_name("work")]);
+    /// let sim = Sim::new();
+    /// let result = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client_with(sim.runtime(), options).await?;
+    ///         client.call_tool("where", serde_json::json!({})).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(result.content[0].as_text(), Some("file:///work"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = Some(Arc::new(RwLock::new(roots)));
         self
@@ -472,6 +625,53 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// Connects over `transport`: the connection task is spawned on `rt`, the handshake runs,
     /// and the client is returned once the server answered.
+    ///
+    /// Most applications call a driver's function instead (`mcp_tokio::spawn`,
+    /// `connect_http`, [`memory_pair`](crate::driver::memory_pair), …), which makes the
+    /// transport and calls this; [`Server::test_client`](crate::Server::test_client) does it
+    /// in memory for tests. Here by hand, over an in-memory pipe:
+    ///
+    /// ```
+    /// use mcp_service::server::Server;
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::{Client, ClientOptions, Runtime};
+    ///
+    /// let server = Server::builder("hello", "1.0").instructions("Say hello.").build();
+    /// let (client_end, server_end) = mcp_service::memory::duplex(64 * 1024);
+    /// let sim = Sim::new();
+    /// let rt = sim.runtime();
+    /// let client = sim
+    ///     .block_on(async move {
+    ///         let server_rt = rt.clone();
+    ///         rt.spawn(Box::pin(async move {
+    ///             let _ = server.serve(server_rt, server_end).await;
+    ///         }));
+    ///         Client::connect(rt, client_end, ClientOptions::new("my-client", "0.1")).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// let info = client.server_info().implementation().expect("the server's name");
+    /// assert_eq!(info.name, "hello");
+    /// assert_eq!(client.instructions(), Some("Say hello."));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// - [`ErrorKind::ProtocolVersionMismatch`] (-32022) when the server and the client share
+    ///   no protocol version (the server chose one outside [`ClientOptions::versions`], or its
+    ///   `server/discover` offers none of them);
+    /// - [`ErrorKind::Timeout`] (local) when `initialize` (or, with
+    ///   [`Discovery::Discover`](mcp_proto::session::Discovery::Discover), `server/discover`)
+    ///   got no answer within [`ClientOptions::request_timeout`];
+    /// - [`ErrorKind::TransportClosed`] (local) when the connection closed before the server
+    ///   answered (a child process that exited, a peer that hung up);
+    ///   [`ErrorKind::TransportError`] (local) when reading or writing failed;
+    /// - [`ErrorKind::ProtocolInvalid`] (-32600) when the server's `initialize` result is
+    ///   malformed (and its `server/discover` result, with `Discovery::Discover`; with
+    ///   `Discovery::Auto` the client falls back to the handshake instead);
+    /// - the server's JSON-RPC error to `initialize`, as it sent it, and its refusal of
+    ///   `server/discover` that a handshake would not cure (-32020
+    ///   [`ErrorKind::HeaderMismatch`], -32021 [`ErrorKind::MissingClientCapability`]).
     pub async fn connect<R: Runtime>(
         rt: R,
         transport: impl Into<Transport>,
@@ -628,6 +828,11 @@ impl Client {
 
     /// `ping`; in the 2026-07-28 era, which has no `ping`, `server/discover` (an answer says
     /// the server is there).
+    ///
+    /// # Errors
+    /// The [errors of every request](crate::client#errors-of-every-request): mostly
+    /// [`ErrorKind::Timeout`] for a server that does not answer and
+    /// [`ErrorKind::TransportClosed`] for one that went away.
     pub async fn ping(&self) -> Result<(), Error> {
         if self.server.version.is_stateless() {
             return self.peer.request("server/discover", None).await.map(|_| ());
@@ -667,6 +872,38 @@ impl Client {
     }
 
     /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are left out.
+    /// In the 2026-07-28 era a page the server marked cacheable (`ttlMs`) is answered from
+    /// the response cache while it is fresh.
+    ///
+    /// ```
+    /// use mcp_service::schema::Tool;
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("s", "1.0")
+    ///     .tool(
+    ///         Tool::new("echo", schema_of(serde_json::json!({"type": "object"})))
+    ///             .with_description("Says it back"),
+    ///         |args: serde_json::Value, _cx: ToolContext| async move { Ok(args.to_string()) },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let tools = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         client.list_tools().await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(tools.len(), 1);
+    /// assert_eq!(tools[0].name, "echo");
+    /// assert_eq!(tools[0].description.as_deref(), Some("Says it back"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server declared no `tools`;
+    /// [`ErrorKind::InvalidParams`] (-32602) when the server refuses a page's cursor; and
+    /// the [errors of every request](crate::client#errors-of-every-request) for each page.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
@@ -689,6 +926,9 @@ impl Client {
     }
 
     /// The tools, cached until the server says the list changed.
+    ///
+    /// # Errors
+    /// Those of [`list_tools`](Self::list_tools), when the cache is empty.
     pub async fn tools(&self) -> Result<Vec<Tool>, Error> {
         if let Some(t) = lock(&self.state.caches).tools.clone() {
             return Ok(t);
@@ -698,7 +938,66 @@ impl Client {
         Ok(tools)
     }
 
-    /// `tools/call` with JSON arguments. Await it, or add `.progress(..)` / `.timeout(..)`.
+    /// `tools/call` with JSON arguments. Await it, or add `.progress(..)` / `.timeout(..)`
+    /// first. `arguments` is the arguments object; `null` sends none, and any other value is
+    /// sent as `{"value": ..}`. Dropping the future cancels the call on the wire.
+    ///
+    /// A tool that failed is not an `Err`: its result has `is_error: Some(true)` and says
+    /// why in its content (the model is meant to read it).
+    ///
+    /// ```
+    /// use mcp_service::schema::Tool;
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::Progress;
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Count { to: u32 }
+    ///
+    /// let server = Server::builder("counter", "1.0")
+    ///     .tool(
+    ///         Tool::new("count", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |args: Count, cx: ToolContext| async move {
+    ///             for i in 1..=args.to {
+    ///                 cx.progress(f64::from(i), Some(f64::from(args.to)), None).await?;
+    ///             }
+    ///             Ok(format!("counted to {}", args.to))
+    ///         },
+    ///     )
+    ///     .build();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let reports = seen.clone();
+    /// let sim = Sim::new();
+    /// let (result, failed) = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let result = client
+    ///             .call_tool("count", serde_json::json!({"to": 3}))
+    ///             .progress(move |p: Progress| reports.lock().unwrap().push(p.progress))
+    ///             .timeout(std::time::Duration::from_secs(5))
+    ///             .await?;
+    ///         // Arguments that do not fit the handler's type: a failed tool, not an `Err`.
+    ///         let failed = client.call_tool("count", serde_json::json!({"to": "x"})).await?;
+    ///         Ok::<_, mcp_service::Error>((result, failed))
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(result.content[0].as_text(), Some("counted to 3"));
+    /// assert_eq!(*seen.lock().unwrap(), vec![1.0, 2.0, 3.0]);
+    /// assert_eq!(failed.is_error, Some(true));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Awaiting it fails with -32602 [`ErrorKind::InvalidParams`] for a tool the server does
+    /// not have, and for arguments the tool refuses when the negotiated version is older than
+    /// 2025-11-25 (since then, a server of this crate answers those with an `isError`
+    /// result); [`ErrorKind::Timeout`] when the call's [`timeout`](ToolCall::timeout) (else
+    /// the session's) passed, and for a call that became a task (tasks extension) when the
+    /// call's own timeout passed while the task ran; a failed task's error, as the task
+    /// reported it, and [`ErrorKind::RequestCancelled`] for a task cancelled on the server;
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) for a result that is not a `CallToolResult`;
+    /// and the [errors of every request](crate::client#errors-of-every-request).
     pub fn call_tool(&self, name: &str, arguments: Value) -> ToolCall {
         let arguments = match arguments {
             Value::Object(m) => Some(m),
@@ -729,6 +1028,9 @@ impl Client {
     /// ones streamed past that are not queued (counted in [`ToolStream::skipped`]), so a
     /// stream nobody reads holds bounded memory. The final result still carries the content
     /// the server kept for it.
+    ///
+    /// The errors of [`call_tool`](Self::call_tool) arrive as the final
+    /// [`ToolStreamItem::Done`]`(Err(..))`.
     pub fn call_tool_stream(&self, name: &str, arguments: Value) -> ToolStream {
         let (mut tx, rx) = mpsc::channel(TOOL_STREAM_BACKLOG);
         let skipped = Arc::new(AtomicUsize::new(0));
@@ -760,7 +1062,12 @@ impl Client {
         }
     }
 
-    /// `resources/list`, every page.
+    /// `resources/list`, every page (cached as [`list_tools`](Self::list_tools) says).
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server declared no `resources`;
+    /// [`ErrorKind::InvalidParams`] (-32602) when the server refuses a page's cursor; and
+    /// the [errors of every request](crate::client#errors-of-every-request) for each page.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
@@ -775,6 +1082,9 @@ impl Client {
     }
 
     /// The resources, cached until the server says the list changed.
+    ///
+    /// # Errors
+    /// Those of [`list_resources`](Self::list_resources), when the cache is empty.
     pub async fn resources(&self) -> Result<Vec<Resource>, Error> {
         if let Some(r) = lock(&self.state.caches).resources.clone() {
             return Ok(r);
@@ -785,6 +1095,9 @@ impl Client {
     }
 
     /// `resources/templates/list`, every page.
+    ///
+    /// # Errors
+    /// As [`list_resources`](Self::list_resources).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
@@ -799,9 +1112,50 @@ impl Client {
         }
     }
 
-    /// `resources/read`. A URI the server does not serve is [`ErrorKind::NotFound`] in every
-    /// version (the 2026-07-28 revision answers it with -32602 and `data.uri`; the error keeps
-    /// that code and data).
+    /// `resources/read`: the contents of `uri` (a resource's, or one a template of the
+    /// server matches). In the 2026-07-28 era a result the server marked cacheable is answered
+    /// from the response cache while it is fresh, and `input_required` rounds are answered by
+    /// the client's handlers.
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use mcp_service::schema::{ResourceContents, ResourceTemplate};
+    /// use mcp_service::server::{ResourceContext, Server};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::ErrorKind;
+    ///
+    /// let server = Server::builder("notes", "1.0")
+    ///     .resource_template(
+    ///         ResourceTemplate::new("note://{id}", "note"),
+    ///         |uri: String, vars: HashMap<String, String>, _cx: ResourceContext| async move {
+    ///             match vars.get("id").map(String::as_str) {
+    ///                 Some("1") => Ok(vec![ResourceContents::text(uri, "buy milk")]),
+    ///                 _ => Err(mcp_service::Error::not_found("no such note")),
+    ///             }
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let (note, missing) = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let note = client.read_resource("note://1").await?;
+    ///         let missing = client.read_resource("note://2").await.unwrap_err();
+    ///         Ok::<_, mcp_service::Error>((note, missing))
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(note.contents, vec![ResourceContents::text("note://1", "buy milk")]);
+    /// // The test client speaks 2026-07-28: a missing resource is -32602 with `data.uri`,
+    /// // which the client reports as `NotFound` (as -32002 is before that version).
+    /// assert_eq!((missing.kind(), missing.code()), (ErrorKind::NotFound, -32602));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A URI the server does not have: [`ErrorKind::NotFound`] in every version, with the
+    /// code the version uses (-32002 before 2026-07-28, -32602 since) and `data.uri`;
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server declared no `resources`; and
+    /// the [errors of every request](crate::client#errors-of-every-request).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let params = ReadResourceRequestParams {
             uri: uri.to_owned(),
@@ -826,6 +1180,43 @@ impl Client {
     /// In the 2026-07-28 era `uri` joins the client's `subscriptions/listen` stream instead
     /// (reopened with it, and returned once the server acknowledged the new stream); the same
     /// stream carries the list changes [`notifications`](Self::notifications) yields.
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use mcp_service::schema::{Resource, ResourceContents};
+    /// use mcp_service::server::{ResourceContext, Server};
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("clock", "1.0")
+    ///     .resource(Resource::new("clock://now", "now"), |uri, _cx: ResourceContext| async move {
+    ///         Ok(vec![ResourceContents::text(uri, "12:00")])
+    ///     })
+    ///     .resource_subscriptions() // this server tells subscribers of changes
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let updated = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let mut updates = client.subscribe("clock://now").await?;
+    ///         server.resource_updated("clock://now"); // the application says it changed
+    ///         Ok::<_, mcp_service::Error>(updates.next().await)
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(updated.map(|u| u.uri).as_deref(), Some("clock://now"));
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Before 2026-07-28: [`ErrorKind::MethodNotFound`] (-32601) when the server did not
+    /// declare `resources.subscribe`, and the
+    /// [errors of every request](crate::client#errors-of-every-request). In the 2026-07-28
+    /// era, the errors of the new `subscriptions/listen` stream: [`ErrorKind::Timeout`]
+    /// when the server did not acknowledge it within 30 s, [`ErrorKind::ProtocolInvalid`]
+    /// when it ended the stream without acknowledging it, the server's error to it, and
+    /// [`ErrorKind::TransportClosed`] when the connection is closed. On an error the client
+    /// is not subscribed to `uri`. (A 2026-07-28 server that did not declare
+    /// `resources.subscribe` acknowledges the stream without `uri`: that is no error here, and
+    /// no update comes.)
     pub async fn subscribe(
         &self,
         uri: &str,
@@ -857,6 +1248,9 @@ impl Client {
 
     /// `resources/unsubscribe` (ends the update streams of `uri`); in the 2026-07-28 era, the
     /// listen stream is reopened without `uri`.
+    ///
+    /// # Errors
+    /// As [`subscribe`](Self::subscribe); the local update streams of `uri` end either way.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         lock(&self.state.fanout).updates.remove(uri);
         if let Some(l) = self.state.listen.get() {
@@ -873,6 +1267,11 @@ impl Client {
     }
 
     /// `prompts/list`, every page.
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server declared no `prompts`;
+    /// [`ErrorKind::InvalidParams`] (-32602) when the server refuses a page's cursor; and
+    /// the [errors of every request](crate::client#errors-of-every-request) for each page.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
         let mut all = Vec::new();
         let mut cursor = None;
@@ -887,6 +1286,9 @@ impl Client {
     }
 
     /// The prompts, cached until the server says the list changed.
+    ///
+    /// # Errors
+    /// Those of [`list_prompts`](Self::list_prompts), when the cache is empty.
     pub async fn prompts(&self) -> Result<Vec<Prompt>, Error> {
         if let Some(p) = lock(&self.state.caches).prompts.clone() {
             return Ok(p);
@@ -896,7 +1298,45 @@ impl Client {
         Ok(p)
     }
 
-    /// `prompts/get`.
+    /// `prompts/get`: the prompt `name` filled with `arguments`.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mcp_service::schema::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+    /// use mcp_service::server::{PromptContext, Server};
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::ErrorKind;
+    ///
+    /// let server = Server::builder("writer", "1.0")
+    ///     .prompt(
+    ///         Prompt::new("summarise").with_argument(PromptArgument::new("topic").required()),
+    ///         |args: BTreeMap<String, String>, _cx: PromptContext| async move {
+    ///             let topic = &args["topic"]; // required arguments are checked before
+    ///             Ok(GetPromptResult::new(vec![PromptMessage::user(format!("Summarise {topic}."))]))
+    ///         },
+    ///     )
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let (prompt, missing) = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let args = BTreeMap::from([("topic".to_owned(), "MCP".to_owned())]);
+    ///         let prompt = client.get_prompt("summarise", args).await?;
+    ///         let missing = client.get_prompt("summarise", BTreeMap::new()).await.unwrap_err();
+    ///         Ok::<_, mcp_service::Error>((prompt, missing))
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(prompt.messages, vec![PromptMessage::user("Summarise MCP.")]);
+    /// assert_eq!(missing.kind(), ErrorKind::InvalidParams);
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// -32602 [`ErrorKind::InvalidParams`] for a prompt the server does not have or a
+    /// required argument missing; [`ErrorKind::MethodNotFound`] (-32601) when the server
+    /// declared no `prompts`; the prompt handler's error (-32603 [`ErrorKind::Internal`]
+    /// from a server of this crate when the handler failed); and the
+    /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -926,6 +1366,14 @@ impl Client {
     }
 
     /// `tasks/get` (tasks extension): a task as the server has it now.
+    ///
+    /// # Errors
+    /// The server's error for a task it does not know (-32602 [`ErrorKind::InvalidParams`]
+    /// from a server of this crate); -32021 [`ErrorKind::MissingClientCapability`] when this
+    /// client did not declare the extension ([`ClientOptions::tasks`]);
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server did not declare it, or the
+    /// negotiated version has no such method; and the
+    /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn get_task(
         &self,
         task_id: &str,
@@ -937,6 +1385,9 @@ impl Client {
     }
 
     /// `tasks/update` (tasks extension): answers some of a task's input requests, by key.
+    ///
+    /// # Errors
+    /// As [`get_task`](Self::get_task).
     pub async fn update_task(
         &self,
         task_id: &str,
@@ -952,6 +1403,9 @@ impl Client {
     }
 
     /// `tasks/cancel` (tasks extension).
+    ///
+    /// # Errors
+    /// As [`get_task`](Self::get_task).
     pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
         self.peer
             .request_with("tasks/cancel", &serde_json::json!({"taskId": task_id}))
@@ -959,7 +1413,41 @@ impl Client {
             .map(|_| ())
     }
 
-    /// `completion/complete`.
+    /// `completion/complete`: values for an argument of a prompt or resource template (at
+    /// most 100; `has_more` says when there are others).
+    ///
+    /// ```
+    /// use mcp_service::schema::{CompleteRequestParams, Completion, Reference};
+    /// use mcp_service::server::{CompletionContext, Server};
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("langs", "1.0")
+    ///     .completion(|params: CompleteRequestParams, _cx: CompletionContext| async move {
+    ///         let values = ["rust", "ruby", "python"]
+    ///             .into_iter()
+    ///             .filter(|v| v.starts_with(params.argument.value.as_str()))
+    ///             .map(str::to_owned)
+    ///             .collect();
+    ///         Ok(Completion { values, ..Completion::default() })
+    ///     })
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let result = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let ask = CompleteRequestParams::new(Reference::prompt("code"), "language", "ru");
+    ///         client.complete(ask).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(result.completion.values, ["rust", "ruby"]);
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server declared no `completions`; the
+    /// completion handler's error (-32603 [`ErrorKind::Internal`] from a server of this
+    /// crate when the handler failed); and the
+    /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, Error> {
         self.peer
             .request_with("completion/complete", &params)
@@ -969,6 +1457,12 @@ impl Client {
 
     /// `logging/setLevel`; in the 2026-07-28 era, which sets the level per request, every
     /// request from now on asks for `level` in its `_meta`.
+    ///
+    /// # Errors
+    /// Before 2026-07-28: [`ErrorKind::MethodNotFound`] (-32601) when the server declared no
+    /// `logging`, and the [errors of every request](crate::client#errors-of-every-request).
+    /// In the 2026-07-28 era nothing is sent, and the only error is
+    /// [`ErrorKind::TransportClosed`] when the connection has ended.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if self.server.version.is_stateless() {
             return self
@@ -1003,6 +1497,13 @@ impl Client {
     }
 
     /// Replaces the roots and tells the server (`notifications/roots/list_changed`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) when the client was not configured with
+    /// [`ClientOptions::roots`]; [`ErrorKind::LimitExceeded`] when the connection's output
+    /// budget is full (the server is not reading, see [`Peer::writable`]);
+    /// [`ErrorKind::TransportClosed`] when the connection has ended; the roots are replaced
+    /// in every case but the first.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         let Some(r) = &self.roots else {
             return Err(Error::invalid_request(
@@ -1013,7 +1514,12 @@ impl Client {
         self.peer.notify("notifications/roots/list_changed", None)
     }
 
-    /// A raw request with serialisable params.
+    /// A raw request with serialisable params; await it for the raw result, or
+    /// [`typed`](Request::typed) for a deserialised one.
+    ///
+    /// Awaiting it fails with the [errors of every request](crate::client#errors-of-every-request),
+    /// and with [`ErrorKind::Internal`] when `params` does not serialise or
+    /// [`ErrorKind::InvalidParams`] when it is not a JSON object.
     pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
         self.peer.request_with(method, params)
     }
@@ -1027,19 +1533,24 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Calls `f` with each progress report.
+    /// Asks for progress and calls `f` with each report (see the example of
+    /// [`Client::call_tool`]); in the 2026-07-28 era one callback serves every
+    /// `input_required` round of the call.
     pub fn progress(mut self, f: impl FnMut(Progress) + Send + 'static) -> Self {
         self.request = self.request.progress(f);
         self
     }
 
-    /// Sets the timeout.
+    /// Sets the timeout of this call (instead of the session's
+    /// [`ClientOptions::request_timeout`]); when it passes the call is cancelled on the wire
+    /// and fails with [`ErrorKind::Timeout`].
     pub fn timeout(mut self, timeout: impl Into<Duration>) -> Self {
         self.request = self.request.timeout(timeout);
         self
     }
 
-    /// Restarts the timeout on progress, up to `max_total`.
+    /// Restarts the timeout whenever progress arrives, up to `max_total` in all (then
+    /// [`ErrorKind::Timeout`] whatever the progress).
     pub fn reset_timeout_on_progress(mut self, max_total: Option<Duration>) -> Self {
         self.request = self.request.reset_timeout_on_progress(max_total);
         self

@@ -52,7 +52,10 @@ pub trait Connector: Send + Sync + 'static {
     /// The connection type, seen through hyper's IO traits.
     type Io: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
 
-    /// Connects to `host` (a name or an IP address, without brackets) on `port`.
+    /// Connects to `host` (a name or an IP address, without brackets) on `port`. The
+    /// future's `io::Error` (a name that does not resolve, a refused connection) fails the
+    /// exchange that needed the connection with
+    /// [`ErrorKind::TransportError`](mcp_proto::ErrorKind::TransportError).
     fn connect(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::Io>>;
 }
 
@@ -238,6 +241,10 @@ impl HttpClientOptions {
 /// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
 /// TLS) or on a bearer token that is not a valid header value; everything else (refused
 /// connections, HTTP errors) surfaces through the stream once the client speaks.
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`](mcp_proto::ErrorKind::InvalidParams) (-32602) for such a URL
+/// or token, before anything is sent.
 pub fn http_transport<R: Runtime, C: Connector>(
     rt: R,
     connector: C,
@@ -301,6 +308,12 @@ impl std::future::Future for TransportFinished {
 
 /// Connects a typed [`Client`] to `url` over `kind`: the transport and the connection task
 /// run on `rt`, and the client is returned once the handshake completed.
+///
+/// # Errors
+/// Those of [`driver::connect_http`](crate::driver::connect_http) (the same function over
+/// the driver's TCP): [`ErrorKind::InvalidParams`](mcp_proto::ErrorKind::InvalidParams) for
+/// a URL or token [`http_transport`] refuses, the HTTP and connection errors of the handshake
+/// by their kind, and those of [`Client::connect`].
 pub async fn connect<R: Runtime, C: Connector>(
     rt: R,
     connector: C,

@@ -657,6 +657,11 @@ where
 /// default [`HttpServerOptions`] timed on `rt`, until the peer closes it or a limit closes it.
 /// Errors are the connection's (a peer that vanished mid-request, malformed HTTP, a header
 /// timeout); they concern only this connection.
+///
+/// # Errors
+/// hyper's error for this connection: the peer closed it in the middle of a request or
+/// reply, sent malformed HTTP, sent no complete head within the header timeout (10 s), or
+/// read nothing of a reply for the write timeout; or an I/O error of `io`.
 pub async fn serve_connection<R, I>(
     rt: R,
     service: HyperService,
@@ -672,6 +677,9 @@ where
 
 /// [`serve_connection`] with `options`' header and keep-alive timeouts (its body limits are
 /// the service's, see [`HyperService::body_limits`]; its connection caps the accept loop's).
+///
+/// # Errors
+/// As [`serve_connection`], with `options`' timeouts.
 pub async fn serve_connection_with<R, I>(
     rt: R,
     service: HyperService,

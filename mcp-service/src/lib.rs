@@ -71,6 +71,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Every client method that can fail says how in its `# Errors`; what all requests share is
+//! in [`client`](client#errors-of-every-request). What a server handler's `Err` becomes (an
+//! `isError` tool result or a JSON-RPC error) is in [`ServerBuilder::tool`].
+//!
 //! # Features
 //!
 //! The default build is the byte-stream connection engine, [`Server`], [`Client`], [`Peer`],

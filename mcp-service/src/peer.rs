@@ -295,6 +295,35 @@ impl Peer {
     }
 
     /// Starts a request with raw params. Await it (or call builder methods first).
+    ///
+    /// Awaiting it fails with the [errors of every request](crate::client#errors-of-every-request):
+    /// the peer's JSON-RPC error, [`ErrorKind::Timeout`], [`ErrorKind::TransportClosed`],
+    /// [`ErrorKind::LimitExceeded`] (too many requests in flight),
+    /// [`ErrorKind::MethodNotFound`] for a method the peer's capabilities or the protocol
+    /// version rule out, [`ErrorKind::InvalidParams`] for `params` that are not a JSON object,
+    /// and [`ErrorKind::RequestCancelled`] when the session cancelled it.
+    ///
+    /// ```
+    /// use mcp_service::server::Server;
+    /// use mcp_service::sim::Sim;
+    ///
+    /// let server = Server::builder("s", "1.0")
+    ///     .method("example/hello", |_params, _cx| async move {
+    ///         Ok(serde_json::value::to_raw_value(&serde_json::json!({"hello": "world"}))?)
+    ///     })
+    ///     .build();
+    /// let sim = Sim::new();
+    /// let raw = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         client.peer().request("example/hello", None).await
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// // (In the 2026-07-28 era the result carries the era's `_meta` and `resultType` too.)
+    /// let result: serde_json::Value = serde_json::from_str(raw.get())?;
+    /// assert_eq!(result["hello"], "world");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn request(
         &self,
         method: impl Into<Cow<'static, str>>,
@@ -310,6 +339,9 @@ impl Peer {
     }
 
     /// Starts a request whose params are serialised from `params`.
+    ///
+    /// Awaiting it fails as [`request`](Self::request)'s does, and with
+    /// [`ErrorKind::Internal`] when `params` do not serialise.
     pub fn request_with<P: Serialize + ?Sized>(
         &self,
         method: impl Into<Cow<'static, str>>,
@@ -325,6 +357,15 @@ impl Peer {
     }
 
     /// Sends a notification.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LimitExceeded`] when the output budget is full (the peer is not reading;
+    /// counted in [`dropped_messages`](Self::dropped_messages), see
+    /// [`writable`](Self::writable)); [`ErrorKind::TransportClosed`] when the connection has
+    /// ended. A method the session does not send (`notifications/cancelled`,
+    /// `notifications/progress`, `notifications/initialized`, which it sends itself, or one
+    /// the protocol version does not have) is not refused here: the connection drops it
+    /// (logged at `debug`).
     pub fn notify(
         &self,
         method: impl Into<Cow<'static, str>>,
@@ -338,6 +379,10 @@ impl Peer {
     }
 
     /// Sends a notification whose params are serialised from `params`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Internal`] when `params` do not serialise; then as
+    /// [`notify`](Self::notify).
     pub fn notify_with<P: Serialize + ?Sized>(
         &self,
         method: impl Into<Cow<'static, str>>,
@@ -486,6 +531,10 @@ impl Request {
     }
 
     /// Awaits the result and deserialises it into `T`.
+    ///
+    /// # Errors
+    /// Those of awaiting the request (see [`Peer::request`]), and
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) when the result does not deserialise into `T`.
     pub async fn typed<T: DeserializeOwned>(self) -> Result<T, Error> {
         parse_result(&self.await?)
     }

@@ -1369,12 +1369,10 @@ impl ServerBuilder {
     }
 
     /// Sets the most `subscriptions/listen` streams the HTTP endpoint holds open at once, for
-    /// all clients together (default 1000, [`EndpointConfig::max_listen_streams`]; it wins
-    /// over the config passed to `Server::http_service`). One more is answered
+    /// all clients together (default 1000, `mcp_proto::http::EndpointConfig::max_listen_streams`;
+    /// it wins over the config passed to `Server::http_service`). One more is answered
     /// `503 Service Unavailable` with a JSON-RPC error body ("too many subscriptions/listen
     /// streams open"); our client tries again later.
-    ///
-    /// [`EndpointConfig::max_listen_streams`]: mcp_proto::http::EndpointConfig::max_listen_streams
     pub fn max_listen_streams(mut self, n: usize) -> Self {
         self.listen.streams = Some(n);
         self
@@ -1382,10 +1380,8 @@ impl ServerBuilder {
 
     /// Sets how long a `subscriptions/listen` stream over HTTP may stay silent before it gets
     /// an SSE keep-alive comment (default 20 s; `None` for none), so that proxies that cut idle
-    /// connections leave it open ([`EndpointConfig::listen_keep_alive`]; it wins over the
-    /// config passed to `Server::http_service`). Byte streams need none.
-    ///
-    /// [`EndpointConfig::listen_keep_alive`]: mcp_proto::http::EndpointConfig::listen_keep_alive
+    /// connections leave it open (`mcp_proto::http::EndpointConfig::listen_keep_alive`; it wins
+    /// over the config passed to `Server::http_service`). Byte streams need none.
     pub fn listen_keep_alive(mut self, interval: Option<Duration>) -> Self {
         self.listen.keep_alive = Some(interval);
         self
@@ -1719,7 +1715,7 @@ impl ServerBuilder {
     /// Declares the extension `id` with its `settings` (an object, `{}` for none) under
     /// `capabilities.extensions`, as clients see it in the handshake or `server/discover`
     /// (2026-07-28 extension negotiation). Handlers read what the client declared with
-    /// [`ToolContext::client_extension`]. The tasks and skills extensions declare themselves.
+    /// [`HandlerContext::client_extension`]. The tasks and skills extensions declare themselves.
     ///
     /// ```
     /// let server = mcp_service::server::Server::builder("s", "1")
@@ -1784,7 +1780,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Declares `logging`: the server sends log messages ([`ToolContext::log`],
+    /// Declares `logging`: the server sends log messages ([`HandlerContext::log`],
     /// [`Server::log`]) and clients may set their level (`logging/setLevel`). Without it
     /// those messages are not sent (the specification asks a server that sends them to
     /// declare it) and `logging/setLevel` is answered `-32601`.

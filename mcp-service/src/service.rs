@@ -145,7 +145,9 @@ impl RequestContext {
     /// HTTP). Waits while the output budget is full ([`Peer::writable`]).
     ///
     /// # Errors
-    /// `params` that do not serialise; `TransportClosed` when the connection has ended.
+    /// [`ErrorKind::Internal`](mcp_proto::ErrorKind::Internal) when `params` do not serialise;
+    /// [`ErrorKind::TransportClosed`](mcp_proto::ErrorKind::TransportClosed) when the
+    /// connection has ended.
     pub async fn notify<P: Serialize + ?Sized>(
         &self,
         method: &'static str,
@@ -160,7 +162,9 @@ impl RequestContext {
         self.peer.send_paced(cmd).await
     }
 
-    /// Sends a request to the peer on behalf of this request (sampling, elicitation, roots).
+    /// Sends a request to the peer on behalf of this request (sampling, elicitation, roots);
+    /// over HTTP it travels on this request's stream. Awaiting it fails as a
+    /// [client's request](crate::client#errors-of-every-request) does.
     pub fn request<P: Serialize + ?Sized>(&self, method: &'static str, params: &P) -> Request {
         self.peer
             .request_with(method, params)
@@ -174,6 +178,12 @@ pub trait Service: Send + Sync + 'static {
     fn on_ready(&self, _peer: &Peer) {}
 
     /// Answers one request. The future is dropped if the peer cancels the request.
+    ///
+    /// # Errors
+    /// The `Err` is the answer to the peer: a JSON-RPC error with the error's code, message
+    /// and `data`; a kind that only describes this side
+    /// ([`ErrorKind::is_local`](mcp_proto::ErrorKind::is_local): `HandlerFailed`, `Timeout`,
+    /// `TransportClosed`, …) goes out as -32603 internal error with the same message.
     fn handle_request(
         &self,
         request: IncomingRequest,

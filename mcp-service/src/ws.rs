@@ -412,6 +412,18 @@ pub struct ClientRequest {
 /// Builds the handshake request for `url` (`ws://host[:port]/path`), offering the `mcp`
 /// subprotocol. `wss://` needs TLS, which these drivers do not bundle: it is refused with a
 /// clear error, as is any other scheme or a URL without a host.
+///
+/// ```
+/// let target = mcp_service::ws::client_request("ws://[::1]:9000/ws")?;
+/// assert_eq!((target.host.as_str(), target.port), ("::1", 9000));
+/// let refused = mcp_service::ws::client_request("wss://example.com/ws").unwrap_err();
+/// assert_eq!(refused.kind(), mcp_service::ErrorKind::InvalidParams);
+/// # Ok::<(), mcp_service::Error>(())
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`] (-32602) for a URL that does not parse, whose scheme is not
+/// `ws` (`wss` included) or that has no host.
 pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
     use tungstenite::client::IntoClientRequest;
     let bad = |msg: String| Error::new(ErrorKind::InvalidParams, msg);
@@ -1237,6 +1249,11 @@ fn upgrade<R: Runtime>(
 /// Runs the client side over `io`, a connected socket to `target`'s host (from
 /// [`client_request`] of `url`): the WebSocket handshake (offering `mcp`, messages bounded by
 /// the options' maximum size), then the MCP handshake; the connection task runs on `rt`.
+///
+/// # Errors
+/// [`ErrorKind::TransportError`] (local) when the WebSocket handshake fails or the server
+/// refuses the upgrade ([`client_handshake_error`]); then those of
+/// [`Client::connect`](crate::Client::connect).
 pub async fn connect_over<R, I>(
     rt: R,
     io: I,

@@ -115,6 +115,39 @@
 //! }
 //! ```
 //!
+//! ## Where to go next
+//!
+//! - **HTTP.** With the feature `http-server`, [`serve_http`] serves the same `Server` over
+//!   Streamable HTTP (at `/mcp`), and [`McpService`] mounts it in an axum or tower
+//!   application (behind its own middleware); with `http-client`, [`connect_http`] is the
+//!   client. The README's "Remote" section has both, and the `axum-server` example an
+//!   endpoint behind an application's own authentication:
+//!
+//!   ```no_run
+//!   # #[cfg(feature = "http-server")]
+//!   # async fn run(server: mcp_tokio::Server) -> Result<(), Box<dyn std::error::Error>> {
+//!   use mcp_tokio::proto::http::EndpointConfig;
+//!
+//!   let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//!   let config = EndpointConfig::new(server.config().clone());
+//!   mcp_tokio::serve_http(mcp_tokio::TokioRuntime::current(), server, listener, config).await?;
+//!   # Ok(()) }
+//!   ```
+//! - **Schemas from types.** With the feature `schemars`, `ServerBuilder::typed_tool` derives
+//!   a tool's `inputSchema` from its handler's argument type and its `outputSchema` from a
+//!   `Json<T>` result (the README's "Schemas from types, and a test client", compiled as a
+//!   doc test of this crate), instead of the hand-written `schema_of` above.
+//! - **Tests of your server.** [`Server::test_client`] connects a client in memory in one
+//!   line (`server.test_client(TokioRuntime::current()).await?` in a `#[tokio::test]`), as
+//!   [`memory_pair`] does above; `mcp_service::sim::Sim` runs the same tests in virtual time.
+//! - **Errors.** What a handler's `Err` becomes (an `isError` tool result or a JSON-RPC
+//!   error) is in `ServerBuilder::tool`; what a client's calls return, in
+//!   [`mcp_service::client`](mcp_service::client#errors-of-every-request) and each method's
+//!   `# Errors`.
+//! - **Examples to copy**, in the repository's `examples/`: `notes-server` (typed tools, a
+//!   resource template, a prompt), `notes-client`, `axum-server`, and `everything`, a server
+//!   with every feature of the protocol.
+//!
 //! # Transports
 //!
 //! Every function that needs a runtime takes it as its first argument, as in `mcp-async-std`
@@ -228,6 +261,29 @@ pub struct ReadmeDoctests;
 
 /// Serves `server` on `rt` over one tokio byte stream (a TCP or Unix socket, a pipe, a duplex)
 /// until the connection closes.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mcp_tokio::Error> {
+/// use mcp_tokio::{ClientOptions, Server, TokioRuntime};
+///
+/// let server = Server::builder("piped", "1.0").build();
+/// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+/// let rt = TokioRuntime::current();
+/// let serving = tokio::spawn({
+///     let rt = rt.clone();
+///     async move { mcp_tokio::serve_stream(rt, &server, server_end).await }
+/// });
+/// let client = mcp_tokio::connect_stream(rt, client_end, ClientOptions::default()).await?;
+/// client.ping().await?;
+/// client.shutdown().await;
+/// assert_eq!(serving.await.expect("the server task"), Ok(()), "the client hung up: a clean end");
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::TransportError`] (local) when reading, writing or flushing the stream
+/// failed; the peer closing its end is the normal end, `Ok(())`.
 pub async fn serve_stream<S>(rt: TokioRuntime, server: &Server, stream: S) -> Result<(), Error>
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
@@ -237,6 +293,9 @@ where
 
 /// Connects a client over one tokio byte stream (a TCP or Unix socket, a pipe, a duplex): the
 /// connection task is spawned on `rt` and the client is returned once the handshake completed.
+///
+/// # Errors
+/// Those of [`Client::connect`].
 pub async fn connect_stream<S>(
     rt: TokioRuntime,
     stream: S,

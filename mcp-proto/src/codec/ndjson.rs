@@ -181,6 +181,10 @@ impl NdjsonDecoder {
 
     /// The next complete line (without its terminator), or `None` until more input arrives.
     /// Blank lines are skipped. An overlong line yields one `Err`, after which decoding goes on.
+    ///
+    /// # Errors
+    /// `Some(Err(`[`NdjsonError::LineTooLong`]`))` once for a line over the decoder's maximum
+    /// (its bytes are discarded up to the next `\n`).
     pub fn next_line(&mut self) -> Option<Result<&[u8], NdjsonError>> {
         match self.next_range()? {
             Ok((a, b)) => self.buf.get(a..b).map(Ok),
@@ -191,6 +195,10 @@ impl NdjsonDecoder {
     /// At end of input: like [`next_line`](Self::next_line), then the final unterminated line
     /// if it is not blank (a peer that omits the last newline loses nothing). Call repeatedly
     /// until `None`. Input pushed afterwards starts a fresh line.
+    ///
+    /// # Errors
+    /// As [`next_line`](Self::next_line): `Some(Err(`[`NdjsonError::LineTooLong`]`))` for an
+    /// overlong line.
     pub fn finish(&mut self) -> Option<Result<&[u8], NdjsonError>> {
         match self.next_range() {
             Some(Ok((a, b))) => return self.buf.get(a..b).map(Ok),

@@ -166,6 +166,11 @@ impl SseDecoder {
 
     /// The next dispatched event (or the error of one), or `None` until more input arrives.
     /// An event not terminated by a blank line is never dispatched.
+    ///
+    /// # Errors
+    /// `Some(Err(`[`SseError::EventTooLarge`]`))` for an event over the decoder's maximum
+    /// (nothing of it is dispatched) and `Some(Err(`[`SseError::InvalidUtf8`]`))` for one whose
+    /// type or data is not UTF-8; decoding goes on with the next event.
     pub fn next_event(&mut self) -> Option<Result<SseEvent, SseError>> {
         self.ready.pop_front()
     }

@@ -1507,6 +1507,19 @@ fn base64_encode(data: &[u8], out: &mut String) {
 
 /// The POST endpoint named by a legacy `endpoint` event: resolved against the SSE URL, and on
 /// its origin.
+///
+/// ```
+/// use mcp_proto::http::client::resolve_endpoint;
+/// let sse: http::Uri = "http://127.0.0.1:3000/mcp/sse".parse().unwrap();
+/// let post = resolve_endpoint(&sse, "messages?session=1")?;
+/// assert_eq!(post, "http://127.0.0.1:3000/mcp/messages?session=1");
+/// assert!(resolve_endpoint(&sse, "http://elsewhere.example/messages").is_err());
+/// # Ok::<(), mcp_proto::Error>(())
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::ProtocolInvalid`] (-32600) when `sse` is not absolute, `data` is not a URL or
+/// is a network-path reference (`//host/…`), or names another origin than the SSE URL's.
 pub fn resolve_endpoint(sse: &Uri, data: &str) -> Result<Uri, Error> {
     let invalid = |why: &str| {
         Error::new(

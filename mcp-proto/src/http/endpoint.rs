@@ -1317,7 +1317,11 @@ impl Endpoint {
     /// A notification goes on the stream of the POST carrying the request it names
     /// (`notify_related`), else on the standalone GET stream; a request likewise, by
     /// `opts.related_to`. In stateless and JSON-only modes a session refuses to send requests
-    /// (the client's answer could never reach it). `Err` when the session is gone.
+    /// (the client's answer could never reach it).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] (-32002) when there is no session `sid` (never created, ended,
+    /// or expired); `f` is not called then.
     ///
     /// ```
     /// # use mcp_proto::http::{Endpoint, EndpointConfig, SessionId};

@@ -325,6 +325,9 @@ impl RequestMeta {
     }
 
     /// Converts into an open `_meta` object.
+    ///
+    /// # Errors
+    /// The `serde_json::Error` of serialising a value in `other` that does not serialise.
     pub fn to_meta(&self) -> Result<Meta, serde_json::Error> {
         match serde_json::to_value(self)? {
             Value::Object(map) => Ok(map),
@@ -333,6 +336,10 @@ impl RequestMeta {
     }
 
     /// Reads the typed keys out of a `_meta` object (other keys land in `other`).
+    ///
+    /// # Errors
+    /// The `serde_json::Error` when a known key has the wrong type (a `protocolVersion` that
+    /// is not a string, say).
     pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
         serde_json::from_value(Value::Object(meta.clone()))
     }

@@ -594,6 +594,10 @@ impl<T> RequestOutcome<T> {
 impl<T: DeserializeOwned> RequestOutcome<T> {
     /// Parses a result from JSON text in two passes (a peek at `resultType`, then the right
     /// type), so that nothing is buffered and nested objects keep their key order.
+    ///
+    /// # Errors
+    /// The `serde_json::Error` of text that is not JSON, or not a result of the kind its
+    /// `resultType` names (an `input_required` result, a task, or else `T`).
     pub fn from_json_str(s: &str) -> Result<Self, serde_json::Error> {
         #[derive(Deserialize)]
         struct Peek {

@@ -66,6 +66,10 @@ impl Session {
     /// handshake ([`initialize`](Self::initialize)) or `server/discover`
     /// ([`discover`](Self::discover)); [`Discovery::Auto`] with no stateless version among
     /// the configured versions is the handshake.
+    ///
+    /// # Errors
+    /// Those of [`initialize`](Self::initialize) or [`discover`](Self::discover), whichever it
+    /// runs.
     pub fn start(&mut self, now: Instant) -> Result<RequestId, Error> {
         let stateless = self.config.versions.iter().any(|v| v.is_stateless());
         match self.config.discovery {
@@ -79,6 +83,11 @@ impl Session {
     /// Client: asks `server/discover` with the era's `_meta`; with `fallback`, a server that
     /// does not answer it with the stateless version gets the `initialize` handshake instead.
     /// [`Event::Ready`] follows once the era is settled.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) on a server session;
+    /// [`ErrorKind::AlreadyConnected`] when the session has already started;
+    /// [`ErrorKind::ProtocolVersionMismatch`] when no stateless version is configured.
     pub fn discover(&mut self, now: Instant, fallback: bool) -> Result<RequestId, Error> {
         if !self.client {
             return Err(Error::invalid_request(

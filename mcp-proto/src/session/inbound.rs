@@ -48,6 +48,13 @@ impl Session {
 
     /// Answers an inbound request. A request the peer cancelled is never answered
     /// ([`ErrorKind::RequestCancelled`] is returned and nothing is sent).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] when `result` is not a JSON object;
+    /// [`ErrorKind::TransportClosed`] when the session is closed;
+    /// [`ErrorKind::RequestCancelled`] for a request the peer cancelled;
+    /// [`ErrorKind::NotFound`] for an id that is not in flight (never received, or already
+    /// answered). Nothing is sent in any of these cases.
     pub fn respond(&mut self, id: &RequestId, result: Box<RawValue>) -> Result<(), Error> {
         if !result.get().starts_with('{') {
             return Err(Error::invalid_params("a result must be a JSON object"));
@@ -73,6 +80,10 @@ impl Session {
 
     /// Answers an inbound request with an error.
     /// A local kind ([`ErrorKind::is_local`]) is sent as `-32603` internal error.
+    ///
+    /// # Errors
+    /// [`ErrorKind::TransportClosed`], [`ErrorKind::RequestCancelled`] and
+    /// [`ErrorKind::NotFound`] as for [`respond`](Self::respond).
     pub fn respond_error(&mut self, id: &RequestId, error: Error) -> Result<(), Error> {
         let entry = self.take_inbound(id)?;
         self.drop_listener(id);
@@ -96,6 +107,9 @@ impl Session {
     }
 
     /// Reports progress on an inbound request that asked for it. Values must strictly increase.
+    ///
+    /// # Errors
+    /// As [`report_progress_with_meta`](Self::report_progress_with_meta).
     pub fn report_progress(
         &mut self,
         id: &RequestId,
@@ -108,6 +122,13 @@ impl Session {
 
     /// Like [`report_progress`](Session::report_progress), with a `_meta` object added to the
     /// notification's params (e.g. partial results for clients that understand them).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] when `meta` is not a JSON object, the request did not ask
+    /// for progress (no progress token), a value is not finite, or `progress` does not
+    /// exceed the last one reported; [`ErrorKind::TransportClosed`] when the session is
+    /// closed; [`ErrorKind::RequestCancelled`] / [`ErrorKind::NotFound`] for a request that
+    /// was cancelled or is not in flight.
     pub fn report_progress_with_meta(
         &mut self,
         id: &RequestId,

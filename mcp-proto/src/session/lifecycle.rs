@@ -55,9 +55,10 @@ impl Session {
     /// when each request carries what a handshake would have agreed (stateless Streamable
     /// HTTP; the 2026-07-28 era). Its `Event::Ready` is the first event.
     ///
-    /// Fails with [`ErrorKind::ProtocolVersionMismatch`] when `version` is not one of the
-    /// configured versions, and [`ErrorKind::InvalidParams`] when the peer's info or
-    /// capabilities are not JSON objects.
+    /// # Errors
+    /// [`ErrorKind::ProtocolVersionMismatch`] when `version` is not one of the configured
+    /// versions, and [`ErrorKind::InvalidParams`] when the peer's info or capabilities are
+    /// not JSON objects.
     ///
     /// ```
     /// use mcp_proto::session::{Config, Event, Session, State};
@@ -113,6 +114,11 @@ impl Session {
     }
 
     /// Client: starts the handshake by queueing `initialize` with the latest supported version.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) on a server session;
+    /// [`ErrorKind::AlreadyConnected`] when the session has already started;
+    /// [`ErrorKind::ProtocolVersionMismatch`] when no handshake-era version is configured.
     pub fn initialize(&mut self, now: Instant) -> Result<RequestId, Error> {
         if !self.client {
             return Err(Error::invalid_request("only a client sends `initialize`"));
@@ -139,6 +145,11 @@ impl Session {
     /// must keep that version. No second [`Event::Ready`] follows; `notifications/initialized`
     /// is sent as in the first handshake. Requests may be made meanwhile (the transport holds
     /// them until the new session is up).
+    ///
+    /// # Errors
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) on a server session or before the first
+    /// handshake completed; [`ErrorKind::AlreadyConnected`] while a re-initialisation is
+    /// already running.
     pub fn reinitialize(&mut self, now: Instant) -> Result<RequestId, Error> {
         let (true, State::Ready, Some(version)) = (self.client, self.state, self.version) else {
             return Err(Error::invalid_request(

@@ -168,7 +168,12 @@ pub struct Subscription {
 
 impl Subscription {
     /// The subscription a `subscriptions/listen` request with `params` gets from a server
-    /// declaring `server_capabilities`; `-32602` when the params hold no valid filter.
+    /// declaring `server_capabilities`: what it asked for that the server offers (a URI to
+    /// watch only with `resources.subscribe`, a list change only with its `listChanged`).
+    ///
+    /// # Errors
+    /// -32602 [`ErrorKind::InvalidParams`] when the params
+    /// hold no valid `notifications` filter.
     pub fn of_request(params: &RawValue, server_capabilities: &RawValue) -> Result<Self, Error> {
         Subscription::parse(params, &CapSet::parse(server_capabilities))
     }

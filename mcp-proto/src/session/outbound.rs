@@ -41,7 +41,22 @@ pub(super) struct Pending {
 impl Session {
     // ---------------------------------------------------------------- commands
 
-    /// Sends a request; its one outcome arrives as [`Event::Response`].
+    /// Sends a request; its one outcome arrives as [`Event::Response`] (the peer's result or
+    /// error, [`ErrorKind::Timeout`] after the request's timeout, [`ErrorKind::TransportClosed`]
+    /// when the session ends first, [`ErrorKind::RequestCancelled`] after [`cancel`](Self::cancel)).
+    ///
+    /// # Errors
+    /// Nothing is queued when it fails: [`ErrorKind::TransportError`] when the transport
+    /// refuses requests (stateless and JSON-only HTTP sessions);
+    /// [`ErrorKind::TransportClosed`] when the session is closing or closed;
+    /// [`ErrorKind::NotInitialized`] before the handshake completed (but `ping`);
+    /// [`ErrorKind::ProtocolInvalid`] for `initialize` (use [`initialize`](Self::initialize));
+    /// [`ErrorKind::MethodNotFound`] for a method this side does not send in the negotiated
+    /// version, or one whose capability the peer did not declare;
+    /// [`ErrorKind::InvalidParams`] for `params` that are not a JSON object;
+    /// [`ErrorKind::LimitExceeded`] when
+    /// [`max_outbound_in_flight`](super::Config::max_outbound_in_flight) requests are in
+    /// flight.
     pub fn send_request(
         &mut self,
         now: Instant,
@@ -112,12 +127,25 @@ impl Session {
     }
 
     /// Sends a notification.
+    ///
+    /// # Errors
+    /// As [`notify_related`](Self::notify_related).
     pub fn notify(&mut self, method: &str, params: Option<Box<RawValue>>) -> Result<(), Error> {
         self.notify_related(method, params, None)
     }
 
     /// Sends a notification that belongs to an inbound request (e.g. a log message during a
     /// tool call), so HTTP transports can put it on that request's stream.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) for `notifications/cancelled`,
+    /// `notifications/progress` and `notifications/initialized`, which the session sends
+    /// itself; [`ErrorKind::TransportClosed`] when the session is closing or closed;
+    /// [`ErrorKind::NotInitialized`] before the handshake completed (a server's log messages
+    /// excepted, and a notification related to a 2026-07-28 request);
+    /// [`ErrorKind::MethodNotFound`] for a notification this side does not send in the
+    /// negotiated version; [`ErrorKind::InvalidParams`] for `params` that are not a JSON
+    /// object.
     pub fn notify_related(
         &mut self,
         method: &str,
@@ -184,6 +212,11 @@ impl Session {
 
     /// Cancels an outbound request: `notifications/cancelled` goes to the peer and the request's
     /// outcome is [`ErrorKind::RequestCancelled`]. A late response is dropped quietly.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] for an id that is not an outbound request in flight (never
+    /// sent, or already answered); [`ErrorKind::ProtocolInvalid`] for the `initialize` or
+    /// `server/discover` that starts the session (its outcome is the session's start).
     pub fn cancel(
         &mut self,
         _now: Instant,

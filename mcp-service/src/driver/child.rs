@@ -55,9 +55,13 @@ impl StderrMode {
 
 /// A running child process, as its driver sees it.
 pub trait Process: Send + Sync + 'static {
-    /// Waits for the child to exit and reaps it.
+    /// Waits for the child to exit and reaps it; the future fails with the operating
+    /// system's error of waiting.
     fn wait(&mut self) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send + '_>>;
     /// Sends the child SIGKILL (`TerminateProcess` on Windows) without waiting for it.
+    ///
+    /// # Errors
+    /// The operating system's error of sending the signal.
     fn start_kill(&mut self) -> io::Result<()>;
 }
 
@@ -84,6 +88,9 @@ pub trait ProcessDriver: Runtime {
     /// ([`StderrMode::stdio`]). A child dropped before it was reaped is killed (and reaped by
     /// the runtime, where it does that). On Unix the stdin and stdout pipes are grown with
     /// [`fd::grow_child_pipe`](super::fd::grow_child_pipe).
+    ///
+    /// # Errors
+    /// The operating system's error of spawning `cmd` (no such program, no permission).
     fn spawn_process(
         &self,
         cmd: Command,
@@ -131,6 +138,25 @@ impl fmt::Debug for ChildClient {
 
 /// Spawns `cmd` with piped stdin and stdout and inherited stderr, and connects a client to it
 /// (see [`spawn_with`]).
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::ProcessDriver>(rt: D) -> Result<(), mcp_service::Error> {
+/// // With mcp-tokio: `mcp_tokio::spawn(mcp_tokio::TokioRuntime::current(), ..)`.
+/// let mut cmd = std::process::Command::new("my-server");
+/// cmd.arg("--stdio");
+/// let client = mcp_service::driver::spawn(rt, cmd, mcp_service::ClientOptions::default()).await?;
+/// for tool in client.list_tools().await? {
+///     println!("{}", tool.name);
+/// }
+/// let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+/// println!("{:?}", result.content);
+/// // Closes the child's stdin, waits up to 2 s, then SIGTERM, 2 s, SIGKILL.
+/// let status = client.shutdown_within(std::time::Duration::from_secs(2)).await;
+/// # let _ = status; Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`spawn_with`].
 pub async fn spawn<D: ProcessDriver>(
     rt: D,
     cmd: Command,
@@ -142,6 +168,14 @@ pub async fn spawn<D: ProcessDriver>(
 /// Spawns `cmd` with piped stdin and stdout and stderr per `stderr`, and connects a client to
 /// it; the connection (and the stderr reader) run on `rt`. Resolves once the handshake
 /// completed. On failure the child is killed and reaped.
+///
+/// # Errors
+/// [`ErrorKind::TransportError`] (local) when the process cannot be started (no such
+/// program, no permission; the message has the operating system's reason); and those of
+/// [`Client::connect`], most often [`ErrorKind::TransportClosed`] "the connection closed
+/// during the handshake" for a child that exited (or closed its stdout) before answering —
+/// spawn it with [`StderrMode::Capture`] to read what it said — and
+/// [`ErrorKind::Timeout`] for one that never answers `initialize`.
 pub async fn spawn_with<D: ProcessDriver>(
     rt: D,
     cmd: Command,
@@ -209,6 +243,10 @@ impl ChildClient {
     ///
     /// Captured stderr is read to its end (for at most a second after the exit) before this
     /// returns, so a [`StderrCapture`] is complete afterwards.
+    ///
+    /// # Errors
+    /// The `io::Error` of waiting for the child or of killing it, as the driver's
+    /// [`Process`] reports it (rare: the child was already reaped elsewhere).
     pub async fn shutdown_within(mut self, grace: Duration) -> io::Result<ExitStatus> {
         let mut process = self
             .process

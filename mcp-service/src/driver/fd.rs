@@ -140,6 +140,10 @@ impl PollFd {
     }
 
     /// Reads without blocking (`WouldBlock` when nothing is there).
+    ///
+    /// # Errors
+    /// `io::ErrorKind::WouldBlock` when nothing is there yet; otherwise the operating
+    /// system's error of `read`/`recv` (`Interrupted` among them).
     pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let raw = self.fd.as_raw_fd();
         // SAFETY: reading into a valid, exclusively borrowed buffer.
@@ -158,6 +162,10 @@ impl PollFd {
     }
 
     /// Writes without blocking (`WouldBlock` when the buffer is full).
+    ///
+    /// # Errors
+    /// `io::ErrorKind::WouldBlock` when the buffer is full; `BrokenPipe` when the reader is
+    /// gone; otherwise the operating system's error of `write`/`send`.
     pub fn write(&self, buf: &[u8]) -> io::Result<usize> {
         let raw = self.fd.as_raw_fd();
         // SAFETY: writing from a valid buffer.

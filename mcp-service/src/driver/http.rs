@@ -28,6 +28,24 @@ use crate::{Client, ClientOptions, Error};
 ///
 /// Errors of a single connection attempt are skipped; running out of file descriptors or
 /// memory pauses accepting for 100 ms. Any other accept error is returned.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(rt: D, listener: D::TcpListener) -> std::io::Result<()> {
+/// use mcp_proto::http::EndpointConfig;
+///
+/// // With mcp-tokio: `mcp_tokio::serve_http(mcp_tokio::TokioRuntime::current(), ..)` and
+/// // `let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;`.
+/// let server = mcp_service::Server::builder("http-server", "1.0").build();
+/// let config = EndpointConfig::new(server.config().clone()); // serves `/mcp`
+/// mcp_service::driver::serve_http(rt, server, listener, config).await
+/// # }
+/// ```
+///
+/// # Errors
+/// Never returns but with an error: the `io::Error` of `accept` when it is neither one
+/// connection's failure nor a shortage of descriptors or memory, and the driver's error when
+/// `listener` cannot be polled. An HTTP request's failure is answered on its connection
+/// (4xx/5xx) and ends nothing.
 #[cfg(feature = "http-server")]
 pub async fn serve_http<D: Driver>(
     rt: D,
@@ -55,6 +73,9 @@ pub async fn serve_http<D: Driver>(
 /// mcp_service::driver::serve_http_with(rt, server, listener, config, options).await
 /// # }
 /// ```
+///
+/// # Errors
+/// As [`serve_http`].
 #[cfg(feature = "http-server")]
 pub async fn serve_http_with<D: Driver>(
     rt: D,
@@ -109,6 +130,36 @@ impl<D: Driver> Connector for TcpConnector<D> {
 /// Connection failures and HTTP errors of the handshake fail the call with a clear [`Error`];
 /// later HTTP errors fail the request they belong to. See [`HttpClientOptions`] for headers,
 /// bearer tokens, OAuth 2.1 authorization, timeouts and session re-initialisation.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(rt: D) -> Result<(), mcp_service::Error> {
+/// use mcp_service::{ClientOptions, HttpClientOptions};
+///
+/// // With mcp-tokio: `mcp_tokio::connect_http(mcp_tokio::TokioRuntime::current(), ..)`.
+/// let http = HttpClientOptions::new().bearer("secret-token");
+/// let client =
+///     mcp_service::driver::connect_http(rt, "http://127.0.0.1:8080/mcp", ClientOptions::default(), http)
+///         .await?;
+/// println!("{} tools", client.list_tools().await?.len());
+/// client.shutdown().await; // ends the HTTP session (DELETE) and waits for it
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// - [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) (-32602, before anything
+///   is sent) for a URL that is not an absolute `http://` URL with a host (`https://` is
+///   refused: this client has no TLS) or a bearer token that is not a valid header value;
+/// - [`ErrorKind::TransportError`](crate::ErrorKind::TransportError) (local) when the
+///   connection is refused or breaks, or the server answers the handshake with an HTTP status
+///   this transport does not expect (the message quotes the status and the body's start);
+///   [`ErrorKind::Unauthorized`](crate::ErrorKind::Unauthorized) for 401 or 403 (after
+///   the OAuth flow failed, with [`HttpClientOptions::oauth`](crate::HttpClientOptions::oauth)),
+///   [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) for 404,
+///   [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) for 408 and 504 and for a connection
+///   or answer slower than the options' timeouts,
+///   [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded) for 413;
+/// - and those of [`Client::connect`] (a version mismatch, a JSON-RPC error to the
+///   handshake).
 #[cfg(feature = "http-client")]
 pub async fn connect_http<D: Driver>(
     rt: D,
@@ -121,6 +172,10 @@ pub async fn connect_http<D: Driver>(
 
 /// Connects a client on `rt` to the legacy HTTP+SSE (2024-11-05) server whose SSE endpoint
 /// is `url`.
+///
+/// # Errors
+/// As [`connect_http`], for the SSE stream's `GET` and the first `POST` to the endpoint it
+/// names.
 #[cfg(feature = "http-client")]
 pub async fn connect_sse<D: Driver>(
     rt: D,
@@ -134,6 +189,10 @@ pub async fn connect_sse<D: Driver>(
 /// Connects a client on `rt` to `url` with the spec's backwards-compatible probe: Streamable
 /// HTTP if the server accepts `initialize` there, else (400, 404 or 405) the legacy HTTP+SSE
 /// transport with `url` as its SSE endpoint.
+///
+/// # Errors
+/// As [`connect_http`]; after a 400, 404 or 405 to the Streamable HTTP `initialize`, those of
+/// [`connect_sse`].
 #[cfg(feature = "http-client")]
 pub async fn connect_http_auto<D: Driver>(
     rt: D,

@@ -69,14 +69,23 @@ pub trait Driver: Runtime {
     type TcpStream: AsyncRead + AsyncWrite + Send + Unpin + 'static;
 
     /// The address `listener` is bound to.
+    ///
+    /// # Errors
+    /// The operating system's, as the runtime's listener reports it.
     fn local_addr(&self, listener: &Self::TcpListener) -> io::Result<SocketAddr>;
 
     /// The connections accepted on `listener`, with `TCP_NODELAY` set. Each item is one
     /// `accept`: an error ends nothing, the caller decides (see [`serve_tcp`]).
+    ///
+    /// # Errors
+    /// When the listener cannot be registered with the runtime's reactor.
     fn incoming(&self, listener: Self::TcpListener) -> io::Result<Incoming<Self::TcpStream>>;
 
     /// Connects to `host` (a name or an IP address, without brackets) on `port`, with
     /// `TCP_NODELAY` set; a name is resolved without blocking the runtime's threads.
+    ///
+    /// The future fails with the resolver's or the connection's `io::Error` (a name that does
+    /// not resolve, a refused or unreachable address).
     fn connect_tcp(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::TcpStream>>;
 
     /// How hyper reads and writes one of these streams (HTTP and WebSocket, server and
@@ -165,6 +174,11 @@ impl WriteStall {
 }
 
 /// Serves `server` over one byte stream until the connection closes.
+///
+/// # Errors
+/// [`ErrorKind::TransportError`](crate::ErrorKind::TransportError) (local) when reading,
+/// writing or flushing the stream failed. The peer closing its end (end of stream, a broken
+/// pipe, a reset) is the normal end, `Ok(())`.
 pub async fn serve_stream<R, S>(rt: R, server: &Server, stream: S) -> Result<(), Error>
 where
     R: Runtime,
@@ -175,6 +189,9 @@ where
 
 /// Connects a client over one byte stream: the connection task is spawned on `rt` and the
 /// client is returned once the handshake completed.
+///
+/// # Errors
+/// Those of [`Client::connect`].
 pub async fn connect_stream<R, S>(rt: R, stream: S, options: ClientOptions) -> Result<Client, Error>
 where
     R: Runtime,
@@ -198,6 +215,21 @@ where
 ///
 /// Errors of a single connection attempt (reset, aborted) are skipped; running out of file
 /// descriptors or memory pauses accepting for 100 ms. Any other accept error is returned.
+/// A connection's own errors end that connection only (they are logged at `debug`).
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(rt: D, listener: D::TcpListener) -> std::io::Result<()> {
+/// // With mcp-tokio: `let rt = mcp_tokio::TokioRuntime::current();` and
+/// // `let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;`.
+/// let server = mcp_service::Server::builder("tcp-server", "1.0").build();
+/// mcp_service::driver::serve_tcp(rt, server, listener).await // runs until accepting fails
+/// # }
+/// ```
+///
+/// # Errors
+/// Never returns but with an error: the `io::Error` of `accept` when it is neither one
+/// connection's failure nor a shortage of descriptors or memory (or when the listener
+/// stopped accepting), and the driver's error when `listener` cannot be polled.
 pub async fn serve_tcp<D: Driver>(
     rt: D,
     server: Server,
@@ -209,6 +241,9 @@ pub async fn serve_tcp<D: Driver>(
 /// [`serve_tcp`] with explicit caps on concurrent connections. A connection over a cap is
 /// closed as soon as it is accepted (a newline-delimited JSON-RPC stream has no way to say
 /// why before the session starts).
+///
+/// # Errors
+/// As [`serve_tcp`].
 pub async fn serve_tcp_with<D: Driver>(
     rt: D,
     server: Server,
@@ -531,6 +566,35 @@ fn refuse<D: Driver>(
 /// An in-process client/server pair over an in-memory pipe ([`memory::duplex`]: no socket,
 /// no system call): the server side is spawned on `rt`, and this resolves with the connected
 /// client. The server side ends when the client closes.
+///
+/// ```
+/// use mcp_service::schema::Tool;
+/// use mcp_service::server::{Server, ToolContext, schema_of};
+/// use mcp_service::sim::Sim;
+/// use mcp_service::ClientOptions;
+///
+/// let server = Server::builder("echo", "1.0")
+///     .tool(
+///         Tool::new("echo", schema_of(serde_json::json!({"type": "object"}))),
+///         |args: serde_json::Value, _cx: ToolContext| async move { Ok(args["text"].to_string()) },
+///     )
+///     .build();
+/// let sim = Sim::new(); // or `mcp_tokio::TokioRuntime::current()`, …
+/// let rt = sim.runtime();
+/// let result = sim
+///     .block_on(async move {
+///         let client = mcp_service::driver::memory_pair(rt, server, ClientOptions::default()).await?;
+///         client.call_tool("echo", serde_json::json!({"text": "hi"})).await
+///     })
+///     .expect("nothing left waiting")?;
+/// assert_eq!(result.content[0].as_text(), Some("\"hi\""));
+/// # Ok::<(), mcp_service::Error>(())
+/// ```
+///
+/// # Errors
+/// Those of [`Client::connect`]: in memory, only a server that shares no protocol version
+/// with `options` ([`ErrorKind::ProtocolVersionMismatch`](crate::ErrorKind::ProtocolVersionMismatch),
+/// -32022) or one that refused the handshake.
 ///
 /// [`memory::duplex`]: crate::memory::duplex
 pub async fn memory_pair<R: Runtime>(

@@ -24,6 +24,30 @@ pub fn stdio_stream<D: StdioDriver>(rt: &D) -> ByteStream {
 /// The connection runs as a task of its own on `rt` (a program typically awaits this in its
 /// runtime's `block_on`, outside the runtime's worker threads: handlers spawned from there, and
 /// their answers, would each cross threads), and stops when this future is dropped.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::StdioDriver>(rt: D) -> Result<(), mcp_service::Error> {
+/// use mcp_service::schema::Tool;
+/// use mcp_service::server::{Server, ToolContext, schema_of};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Echo { text: String }
+///
+/// let server = Server::builder("echo", "1.0")
+///     .tool(
+///         Tool::new("echo", schema_of(serde_json::json!({"type": "object"}))),
+///         |args: Echo, _cx: ToolContext| async move { Ok(args.text) },
+///     )
+///     .build();
+/// // With mcp-tokio: `mcp_tokio::serve_stdio(mcp_tokio::TokioRuntime::current(), server)`.
+/// mcp_service::driver::serve_stdio(rt, server).await
+/// # }
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::TransportError`](crate::ErrorKind::TransportError) (local) when reading stdin
+/// or writing stdout failed; the end of stdin and a closed stdout (the client went away) are
+/// the normal end, `Ok(())`.
 pub async fn serve_stdio<D: StdioDriver>(rt: D, server: Server) -> Result<(), Error> {
     use futures_util::future::{Either, select};
     let stdio = rt.stdio();

@@ -20,6 +20,18 @@ use crate::{Client, ClientOptions, Error, ErrorKind, Server};
 ///
 /// Errors of a single connection attempt are skipped; running out of file descriptors pauses
 /// accepting for 100 ms. Any other accept error is returned.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(rt: D, listener: D::TcpListener) -> std::io::Result<()> {
+/// // With mcp-tokio: `mcp_tokio::serve_ws(mcp_tokio::TokioRuntime::current(), ..)`.
+/// let server = mcp_service::Server::builder("ws-server", "1.0").build();
+/// mcp_service::driver::serve_ws(rt, server, listener).await // ws://<address>/ws
+/// # }
+/// ```
+///
+/// # Errors
+/// The `io::Error` of reading `listener`'s local address (for the `Host` and `Origin`
+/// checks); then as [`serve_tcp`](super::serve_tcp): never returns but with an accept error.
 pub async fn serve_ws<D: Driver>(
     rt: D,
     server: Server,
@@ -31,6 +43,9 @@ pub async fn serve_ws<D: Driver>(
 
 /// [`serve_ws`] with explicit settings (path, allow-lists, message limit, close timeout, time
 /// limits, connection caps: see [`WsConfig`]).
+///
+/// # Errors
+/// As [`serve_tcp`](super::serve_tcp): never returns but with an accept error.
 pub async fn serve_ws_with<D: Driver>(
     rt: D,
     server: Server,
@@ -61,6 +76,20 @@ pub async fn serve_ws_with<D: Driver>(
 /// offering the `mcp` subprotocol): the connection task is spawned on `rt` and the client is
 /// returned once the MCP handshake completed. Incoming messages are bounded by the options'
 /// maximum message size. `wss://` is not supported (no bundled TLS).
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(rt: D) -> Result<(), mcp_service::Error> {
+/// let client =
+///     mcp_service::driver::connect_ws(rt, "ws://127.0.0.1:9000/ws", Default::default()).await?;
+/// client.ping().await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`] (-32602) for a URL that is not `ws://` with a host (`wss://`
+/// included); [`ErrorKind::TransportError`] (local) when the TCP connection fails or the
+/// server refuses the WebSocket upgrade (the message has its status and reason); and those of
+/// [`Client::connect`].
 pub async fn connect_ws<D: Driver>(
     rt: D,
     url: &str,

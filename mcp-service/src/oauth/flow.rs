@@ -179,6 +179,11 @@ impl AuthFlow {
     }
 
     /// What to do next: a request to send, or the access token. After an error, that error.
+    ///
+    /// # Errors
+    /// The error that ended the flow (from [`handle_response`](Self::handle_response) or
+    /// [`handle_callback`](Self::handle_callback)), again; [`OAuthError::NotWaiting`] when
+    /// there is no request to make (a reply is being handled).
     pub fn step(&self) -> Result<Step, OAuthError> {
         match &self.state {
             State::Done(a) => Ok(Step::Done(a.tokens.access_token.clone())),
@@ -206,6 +211,19 @@ impl AuthFlow {
 
     /// The reply to the request of the last [`step`](Self::step), received at `now` (used for
     /// the token's expiry). The body should be complete; its size is the sender's to bound.
+    ///
+    /// # Errors
+    /// Each ends the flow ([`step`](Self::step) returns it from then on), by the step the
+    /// reply belongs to: [`OAuthError::Http`] for a status the step cannot continue from (a
+    /// refused registration or token request, with the OAuth `error` of the body);
+    /// [`OAuthError::InvalidResponse`] for a metadata document or reply that is not what its
+    /// specification requires; [`OAuthError::ResourceMismatch`] /
+    /// [`OAuthError::IssuerMismatch`] for metadata about another resource or issuer;
+    /// [`OAuthError::NoAuthorizationServerMetadata`] when no well-known location had any;
+    /// [`OAuthError::PkceNotSupported`] for a server without PKCE `S256`;
+    /// [`OAuthError::NoClientRegistration`] when there is no way to get a client id;
+    /// [`OAuthError::InvalidUrl`] for an unusable URL in metadata; and
+    /// [`OAuthError::NotWaiting`] when the flow waits for no reply.
     pub fn handle_response(
         &mut self,
         now: SystemTime,
@@ -217,6 +235,15 @@ impl AuthFlow {
 
     /// The URL the redirect URI was called with after the user approved (or refused) in a
     /// browser. Only valid while the flow waits at [`Step::Authorize`].
+    ///
+    /// # Errors
+    /// [`OAuthError::NotWaiting`] (the flow goes on) when it does not wait at
+    /// [`Step::Authorize`]; otherwise each ends the flow: [`OAuthError::InvalidUrl`] for a
+    /// redirect that does not parse, [`OAuthError::InvalidRedirect`] for one to another
+    /// address than the redirect URI or without a code, [`OAuthError::StateMismatch`] for
+    /// another `state` (possible CSRF), [`OAuthError::AuthorizationDenied`] for the
+    /// authorization server's refusal, [`OAuthError::IssuerMismatch`] /
+    /// [`OAuthError::MissingIssuer`] for a wrong or missing `iss` (RFC 9207).
     pub fn handle_callback(&mut self, redirect: &str) -> Result<(), OAuthError> {
         if !matches!(self.state, State::Authorize { .. }) {
             return Err(OAuthError::NotWaiting);
@@ -909,6 +936,11 @@ fn token_request(
 }
 
 /// A successful token endpoint reply (RFC 6749 §5.1) as tokens; `now` dates `expires_in`.
+///
+/// # Errors
+/// [`OAuthError::InvalidResponse`] for a body that is not such a reply (not JSON, an empty
+/// or missing `access_token`, a `token_type` other than `Bearer`, an `expires_in` that is
+/// not a non-negative number).
 pub fn parse_token_response(
     url: &Url,
     body: &[u8],

@@ -281,9 +281,10 @@ impl OAuthClient {
     /// expired token). With a kept refresh token and no step-up, the flow refreshes first and
     /// falls back to a full authorization if the refresh is refused.
     ///
-    /// Fails at once when `server_url` is not an http(s) URL, or when a step-up challenge asks
-    /// only for scopes already requested ([`OAuthError::StepUpExhausted`]): this is what bounds
-    /// step-up retries.
+    /// # Errors
+    /// Fails at once with [`OAuthError::InvalidUrl`] when `server_url` is not an http(s) URL
+    /// with a host, or with [`OAuthError::StepUpExhausted`] when a step-up challenge asks only
+    /// for scopes already requested: this is what bounds step-up retries.
     pub fn authorize(
         &self,
         server_url: &str,

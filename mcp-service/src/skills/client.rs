@@ -331,6 +331,33 @@ impl Client {
     /// `ttlMs` (see [`crate::cache`]); a `notifications/resources/list_changed` (what a
     /// server says when its skills change: skill files are resources) drops them, and the
     /// entries of [`get_skill`](Self::get_skill).
+    ///
+    /// ```
+    /// use mcp_service::server::Server;
+    /// use mcp_service::sim::Sim;
+    /// use mcp_service::skills::Skill;
+    ///
+    /// let skill = Skill::new("---\nname: greet\ndescription: Greets people\n---\nSay hello.")?;
+    /// let server = Server::builder("skilled", "1.0").skill(skill).build();
+    /// let sim = Sim::new();
+    /// let loaded = sim
+    ///     .block_on(async {
+    ///         let client = server.test_client(sim.runtime()).await?;
+    ///         let skills = client.list_skills().await?;
+    ///         client.load_skill(&skills[0]).await // read and checked against its entry
+    ///     })
+    ///     .expect("nothing left waiting")?;
+    /// assert_eq!(loaded.name(), Some("greet"));
+    /// assert_eq!(loaded.body(), "Say hello.");
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server did not declare the skills
+    /// extension; [`ErrorKind::LimitExceeded`] past 10 000 skills or 1 000 pages;
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) when the server repeats a cursor or a page is
+    /// not a `skills/list` result; and the
+    /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, Error> {
         all_pages(SKILLS_LIST, |cursor| async move {
             let key = cursor.clone().unwrap_or_default();
@@ -344,6 +371,11 @@ impl Client {
     /// `skills/get` (skills extension): the entry of the skill whose `SKILL.md` is at `uri`,
     /// listed or not (`InvalidParams` when the server serves no such skill). Cached as
     /// [`list_skills`](Self::list_skills)' pages are.
+    ///
+    /// # Errors
+    /// -32602 [`ErrorKind::InvalidParams`] for a URI the server serves no skill at;
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server did not declare the skills
+    /// extension; and the [errors of every request](crate::client#errors-of-every-request).
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, Error> {
         let r: GetSkillResult = self
             .cacheable(SKILLS_GET, uri, &GetSkillRequestParams::new(uri))
@@ -354,6 +386,12 @@ impl Client {
     /// `resources/directory/read`, every page (skills extension, when the server declared
     /// `directoryRead`): the direct children of the directory `uri`; subdirectories have
     /// `mimeType: inode/directory`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::MethodNotFound`] (-32601) when the server did not declare
+    /// `directoryRead`; the server's -32602 for a URI that is not a directory it serves; the
+    /// page limits and repeated cursors as [`list_skills`](Self::list_skills); and the
+    /// [errors of every request](crate::client#errors-of-every-request).
     pub async fn read_directory(&self, uri: &str) -> Result<Vec<Resource>, Error> {
         all_pages(wire::RESOURCES_DIRECTORY_READ, |cursor| async move {
             let mut params = ReadDirectoryRequestParams::new(uri);
@@ -372,6 +410,14 @@ impl Client {
     /// against the entry's. Content that fails is not returned; the error's source is a
     /// [`VerificationError`]. (A `"dynamic"` entry has no digests: only the frontmatter is
     /// checked.)
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] (nothing sent) when `entry.uri` is not the URI of a
+    /// `SKILL.md`; those of [`read_resource`](Self::read_resource); and
+    /// [`ErrorKind::ProtocolInvalid`] (-32600) with a [`VerificationError`] as its source
+    /// ([`verification_error`]) when the contents are missing, are not UTF-8 text, differ
+    /// from the entry's size or digest, have no valid frontmatter, or a frontmatter field
+    /// differs from the entry's.
     pub async fn load_skill(&self, entry: &SkillEntry) -> Result<LoadedSkill, Error> {
         let uri = entry.uri.as_str();
         if wire::skill_root_of_uri(uri).is_none() {
@@ -409,6 +455,12 @@ impl Client {
     /// only a listed file is read, and its size and digest must match. The error's source is
     /// a [`VerificationError`] when the file is unlisted or does not match; a reference outside
     /// the skill is `InvalidParams`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] (nothing sent) for a reference outside the skill; those
+    /// of [`read_resource`](Self::read_resource); and [`ErrorKind::ProtocolInvalid`] (-32600)
+    /// with a [`VerificationError`] as its source for a file the entry does not list, one
+    /// with no contents, or one whose size or digest differs.
     pub async fn read_skill_file(
         &self,
         skill: &LoadedSkill,

@@ -123,8 +123,15 @@ fn invalid(message: String) -> Error {
 
 /// The frontmatter of a `SKILL.md`: its leading `---` block parsed as YAML into a JSON object.
 ///
-/// Errors (`InvalidParams`): no frontmatter block, a block over [`MAX_FRONTMATTER_BYTES`],
-/// YAML that does not parse or is not a mapping.
+/// ```
+/// let fm = mcp_service::skills::parse_frontmatter("---\nname: pdf\ndescription: PDFs\n---\nBody")?;
+/// assert_eq!(fm["name"], "pdf");
+/// # Ok::<(), mcp_service::Error>(())
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`] (-32602): no frontmatter block, a block over
+/// [`MAX_FRONTMATTER_BYTES`], YAML that does not parse or is not a mapping.
 pub fn parse_frontmatter(skill_md: &str) -> Result<JsonObject, Error> {
     let (yaml, _) = wire::split_frontmatter(skill_md).ok_or_else(|| {
         invalid("the SKILL.md does not begin with a `---` frontmatter block".into())
@@ -217,9 +224,22 @@ impl Skill {
     /// A skill from its `SKILL.md` text, at `skill://<name>/SKILL.md` (`name` from the
     /// frontmatter).
     ///
-    /// Errors (`InvalidParams`): no frontmatter, a `name` that breaks the Agent Skills naming
-    /// rules (1–64 lowercase letters, digits and single hyphens inside), a missing or empty
-    /// `description`.
+    /// ```
+    /// use mcp_service::skills::Skill;
+    ///
+    /// let skill = Skill::new("---\nname: pdf-forms\ndescription: Fills PDF forms\n---\nSteps…")?
+    ///     .under("acme")?
+    ///     .file("references/FIELDS.md", "# Fields")?;
+    /// assert_eq!(skill.uri(), "skill://acme/pdf-forms/SKILL.md");
+    /// assert!(Skill::new("---\nname: Not A Name\ndescription: x\n---\n").is_err());
+    /// # Ok::<(), mcp_service::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] (-32602): no frontmatter (see [`parse_frontmatter`]), a
+    /// `name` that breaks the Agent Skills naming rules (1–64 lowercase letters, digits and
+    /// single hyphens inside), a missing or empty `description`; [`ErrorKind::LimitExceeded`]
+    /// for a `SKILL.md` over [`MAX_SKILL_BYTES`].
     pub fn new(skill_md: impl Into<String>) -> Result<Skill, Error> {
         let text = skill_md.into();
         let frontmatter = parse_frontmatter(&text)?;
@@ -261,6 +281,10 @@ impl Skill {
 
     /// Places the skill under an organisational prefix: `skill://<prefix>/<name>/SKILL.md`
     /// (e.g. `acme/billing`). Segments are letters, digits, `-`, `.`, `_` and `~`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] for an empty segment, `.` or `..`, or a segment with
+    /// another character.
     pub fn under(mut self, prefix: &str) -> Result<Skill, Error> {
         let prefix = prefix.trim_matches('/');
         for seg in prefix.split('/') {
@@ -282,6 +306,9 @@ impl Skill {
 
     /// Adds a file at `path` (relative to the skill's root, `/`-separated, e.g.
     /// `references/FORMS.md`), its MIME type guessed from the extension.
+    ///
+    /// # Errors
+    /// As [`file_with_mime_type`](Self::file_with_mime_type).
     pub fn file(self, path: &str, contents: impl Into<Vec<u8>>) -> Result<Skill, Error> {
         let bytes = contents.into();
         let mime = guess_mime_type(path, &bytes);
@@ -290,10 +317,11 @@ impl Skill {
 
     /// Adds a file at `path` with this MIME type.
     ///
-    /// Errors: `InvalidParams` for a path that is empty, absolute, has `.`, `..` or empty
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] for a path that is empty, absolute, has `.`, `..` or empty
     /// segments, a backslash or control characters, is `SKILL.md` or clashes with a file or
-    /// directory already there; `LimitExceeded` past [`MAX_RESOURCES_PER_SKILL`] files or
-    /// [`MAX_SKILL_BYTES`] bytes.
+    /// directory already there; [`ErrorKind::LimitExceeded`] past [`MAX_RESOURCES_PER_SKILL`]
+    /// files or [`MAX_SKILL_BYTES`] bytes.
     pub fn file_with_mime_type(
         mut self,
         path: &str,
@@ -365,6 +393,13 @@ impl Skill {
     /// Reads a skill from a directory: its `SKILL.md` and every file below it (subdirectories
     /// included, entries whose name starts with `.` left out), within the limits. The
     /// frontmatter's `name` must be the directory's name.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] when a file or directory cannot be read (the I/O error is
+    /// the source; a missing `SKILL.md` among them), when the frontmatter names another skill
+    /// than the directory, for a file name that is not UTF-8, and as [`Skill::new`] and
+    /// [`file`](Self::file) for the contents; [`ErrorKind::LimitExceeded`] for directories
+    /// nested 16 deep, and past the file and byte limits.
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<Skill, Error> {
         let dir = dir.as_ref();
         let io = |what: &Path, e: std::io::Error| {
@@ -521,6 +556,10 @@ impl Skill {
 
 /// Reads every skill in `root`: each subdirectory with a `SKILL.md` is one
 /// ([`Skill::from_dir`]); other entries are left out. Sorted by name.
+///
+/// # Errors
+/// [`ErrorKind::InvalidParams`] when `root` cannot be read (the I/O error is the source);
+/// then the first error of [`Skill::from_dir`] among the skills, and no skill is returned.
 pub fn load_dir(root: impl AsRef<Path>) -> Result<Vec<Skill>, Error> {
     load_dir_at_most(root.as_ref(), usize::MAX)
 }
