@@ -1418,11 +1418,11 @@ impl Client {
     ///
     /// ```
     /// use mcp_service::schema::{CompleteRequestParams, Completion, Reference};
-    /// use mcp_service::server::{CompletionContext, Server};
+    /// use mcp_service::server::{CompleteContext, Server};
     /// use mcp_service::sim::Sim;
     ///
     /// let server = Server::builder("langs", "1.0")
-    ///     .completion(|params: CompleteRequestParams, _cx: CompletionContext| async move {
+    ///     .completion(|params: CompleteRequestParams, _cx: CompleteContext| async move {
     ///         let values = ["rust", "ruby", "python"]
     ///             .into_iter()
     ///             .filter(|v| v.starts_with(params.argument.value.as_str()))
