@@ -85,7 +85,10 @@ mod typed;
 pub use output::__private as __macros;
 #[cfg(feature = "schemars")]
 pub use output::ToolReturn;
-pub use output::{FnPrompt, FnTool, IntoHandlerError, IntoPromptResult, PromptReturn, Router};
+pub use output::{
+    FnPrompt, FnTool, IntoHandlerError, IntoPromptResult, IntoResourceContents, PromptReturn,
+    Router,
+};
 pub use typed::Json;
 #[cfg(feature = "schemars")]
 pub use typed::ToolOutput;
@@ -1244,20 +1247,28 @@ where
     )
 }
 
-fn boxed_resource<F, Fut>(handler: F) -> Arc<ResourceFn>
+fn boxed_resource<F, Fut, R>(handler: F) -> Arc<ResourceFn>
 where
     F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    R: IntoResourceContents + 'static,
 {
-    Arc::new(move |uri, vars, cx| Box::pin(handler(uri, vars, cx)))
+    Arc::new(move |uri: String, vars, cx| {
+        let fut = handler(uri.clone(), vars, cx);
+        Box::pin(async move { fut.await.map(|r| r.into_resource_contents(uri)) })
+    })
 }
 
-fn boxed_prompt<F, Fut>(handler: F) -> Arc<PromptFn>
+fn boxed_prompt<F, Fut, R>(handler: F) -> Arc<PromptFn>
 where
     F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    R: IntoPromptResult + 'static,
 {
-    Arc::new(move |args, cx| Box::pin(handler(args, cx)))
+    Arc::new(move |args, cx| {
+        let fut = handler(args, cx);
+        Box::pin(async move { fut.await.map(IntoPromptResult::into_prompt_result) })
+    })
 }
 
 impl ServerBuilder {
@@ -1453,7 +1464,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a resource with a fixed URI; the handler gets the URI.
+    /// Registers a resource with a fixed URI; the handler gets the URI and returns its
+    /// contents: anything [`IntoResourceContents`] (a `Vec<ResourceContents>`, one of them, or a
+    /// `String`: the URI's text).
     ///
     /// A handler's `Err` is the request's JSON-RPC error; [`Error::not_found`] becomes the
     /// version's "resource not found" for the URI read (`-32002`, or `-32602` with
@@ -1481,10 +1494,11 @@ impl ServerBuilder {
     /// assert_eq!(read.contents[0].as_text(), Some("# Read me"));
     /// # Ok::<(), mcp_service::Error>(())
     /// ```
-    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    pub fn resource<F, Fut, R>(mut self, resource: Resource, handler: F) -> Self
     where
         F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents + 'static,
     {
         let uri = resource.uri.clone();
         if let Err(taken) = insert_unique(&mut self.registry.resources, uri, || {
@@ -1526,10 +1540,11 @@ impl ServerBuilder {
     /// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
     /// # Ok::<(), mcp_service::Error>(())
     /// ```
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    pub fn resource_template<F, Fut, R>(mut self, template: ResourceTemplate, handler: F) -> Self
     where
         F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents + 'static,
     {
         let key = template.uri_template.clone();
         if let Err(taken) = insert_unique(&mut self.registry.templates, key, || TemplateEntry {
@@ -1542,7 +1557,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a prompt; the handler gets the arguments (required ones are checked first).
+    /// Registers a prompt; the handler gets the arguments (required ones are checked first) and
+    /// returns anything [`IntoPromptResult`] (a `GetPromptResult`, its messages, or a `String`:
+    /// one user message).
     ///
     /// ```
     /// use std::collections::BTreeMap;
@@ -1573,10 +1590,11 @@ impl ServerBuilder {
     /// assert_eq!(without.unwrap_err().kind(), ErrorKind::InvalidParams);
     /// # Ok::<(), mcp_service::Error>(())
     /// ```
-    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    pub fn prompt<F, Fut, R>(mut self, prompt: Prompt, handler: F) -> Self
     where
         F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoPromptResult + 'static,
     {
         let name = prompt.name.clone();
         if let Err(taken) = insert_unique(&mut self.registry.prompts, name, || PromptEntry {
@@ -2359,10 +2377,11 @@ impl Server {
     /// [`ErrorKind::DuplicateRegistration`] when one of that URI is registered already;
     /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
     /// resource then and no `ServerBuilder::dynamic_resources`).
-    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), Error>
+    pub fn add_resource<F, Fut, R>(&self, resource: Resource, handler: F) -> Result<(), Error>
     where
         F: Fn(String, ResourceContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents + 'static,
     {
         let key = resource.uri.clone();
         self.register(
@@ -2388,14 +2407,15 @@ impl Server {
     /// [`ErrorKind::DuplicateRegistration`] when one of that URI template is registered already;
     /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
     /// resource then and no `ServerBuilder::dynamic_resources`).
-    pub fn add_resource_template<F, Fut>(
+    pub fn add_resource_template<F, Fut, R>(
         &self,
         template: ResourceTemplate,
         handler: F,
     ) -> Result<(), Error>
     where
         F: Fn(String, HashMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<ResourceContents>, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoResourceContents + 'static,
     {
         let key = template.uri_template.clone();
         self.register(
@@ -2422,10 +2442,11 @@ impl Server {
     /// [`ErrorKind::DuplicateRegistration`] when one of that name is registered already;
     /// [`ErrorKind::Other`] when the server did not declare the capability at build (it had no
     /// prompt then and no `ServerBuilder::dynamic_prompts`).
-    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), Error>
+    pub fn add_prompt<F, Fut, R>(&self, prompt: Prompt, handler: F) -> Result<(), Error>
     where
         F: Fn(BTreeMap<String, String>, PromptContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, Error>> + Send + 'static,
+        Fut: Future<Output = Result<R, Error>> + Send + 'static,
+        R: IntoPromptResult + 'static,
     {
         let key = prompt.name.clone();
         self.register(

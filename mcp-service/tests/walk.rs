@@ -116,7 +116,7 @@ fn server() -> Server {
         .prompt(
             serde_json::from_value(json!({"name":"greet","arguments":[{"name":"who","required":true}]})).unwrap(),
             |args: BTreeMap<String, String>, _cx| async move {
-                Ok(serde_json::from_value(json!({
+                Ok(serde_json::from_value::<GetPromptResult>(json!({
                     "messages":[{"role":"user","content":{"type":"text","text":format!("hello {}", args["who"])}}]
                 })).unwrap())
             },

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use mcp_proto::Error;
-use mcp_proto::schema::{GetPromptResult, PromptMessage};
+use mcp_proto::schema::{GetPromptResult, PromptMessage, ResourceContents};
 
 use super::ServerBuilder;
 
@@ -76,6 +76,55 @@ impl std::fmt::Display for Boxed {
 impl std::error::Error for Boxed {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.0.source()
+    }
+}
+
+/// Something a resource or resource template handler may return: its contents (a `Vec` or
+/// one [`ResourceContents`]), or a `String` (the text of the URI read, as `text/plain`).
+///
+/// ```
+/// use mcp_service::server::IntoResourceContents;
+///
+/// let contents = String::from("# Notes").into_resource_contents("note://1".into());
+/// assert_eq!(contents[0].uri(), "note://1");
+/// assert_eq!(contents[0].as_text(), Some("# Notes"));
+/// ```
+pub trait IntoResourceContents {
+    /// The contents of a `resources/read` of `uri`.
+    fn into_resource_contents(self, uri: String) -> Vec<ResourceContents>;
+}
+
+impl IntoResourceContents for Vec<ResourceContents> {
+    fn into_resource_contents(self, _uri: String) -> Vec<ResourceContents> {
+        self
+    }
+}
+
+impl IntoResourceContents for ResourceContents {
+    fn into_resource_contents(self, _uri: String) -> Vec<ResourceContents> {
+        vec![self]
+    }
+}
+
+impl IntoResourceContents for String {
+    fn into_resource_contents(self, uri: String) -> Vec<ResourceContents> {
+        vec![text_plain(uri, self)]
+    }
+}
+
+impl IntoResourceContents for &'static str {
+    fn into_resource_contents(self, uri: String) -> Vec<ResourceContents> {
+        vec![text_plain(uri, self.to_owned())]
+    }
+}
+
+fn text_plain(uri: String, text: String) -> ResourceContents {
+    match ResourceContents::text(uri, text) {
+        ResourceContents::Text(mut t) => {
+            t.mime_type = Some("text/plain".to_owned());
+            ResourceContents::Text(t)
+        }
+        other => other,
     }
 }
 
