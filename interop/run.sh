@@ -3,7 +3,7 @@
 #
 #   ts-client.mjs   official TypeScript SDK client  -> our `everything` server (tokio, async-std)
 #   ts-examples.mjs, py-examples.py  both SDK clients -> the copyable examples (notes-server,
-#                   axum-server, smol-server), by the steps of examples.json
+#                   macros, axum-server, smol-server), by the steps of examples.json
 #   ts-basic-client.mjs  the same client            -> `no-runtime-server` (examples/no-runtime:
 #                   the core driven with blocking IO, no async runtime)
 #                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
@@ -85,10 +85,10 @@ fi
 if [ "${INTEROP_SKIP_BUILD:-0}" != 1 ]; then
     echo "== cargo build -p mcp-examples --bin everything --bin interop-client; -p mcp-example-no-runtime"
     (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-examples --bin everything --bin interop-client \
-        --bin notes-server --bin axum-server --bin smol-server)
+        --bin notes-server --bin axum-server --bin smol-server --bin macros)
     (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET_DIR" cargo build --quiet -p mcp-example-no-runtime)
 fi
-for b in everything interop-client no-runtime-server notes-server axum-server smol-server; do
+for b in everything interop-client no-runtime-server notes-server axum-server smol-server macros; do
     [ -x "$BIN/$b" ] || { echo "interop: $BIN/$b was not built" >&2; exit 1; }
 done
 
@@ -149,6 +149,8 @@ walk "ts-basic-client (TypeScript SDK) -> no-runtime-server (the core alone, no 
 # in front of the MCP endpoint: refused without a token) and smol-server over Streamable HTTP.
 walk "ts-examples (TypeScript SDK) -> notes-server" node ts-examples.mjs notes-server -- "$BIN/notes-server"
 walk "py-examples (Python SDK) -> notes-server" .venv/bin/python py-examples.py notes-server -- "$BIN/notes-server"
+walk "ts-examples (TypeScript SDK) -> macros (a #[tool] server)" node ts-examples.mjs macros -- "$BIN/macros"
+walk "py-examples (Python SDK) -> macros (a #[tool] server)" .venv/bin/python py-examples.py macros -- "$BIN/macros"
 example_pids=()
 stop_examples() { for p in "${example_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap stop_examples EXIT
