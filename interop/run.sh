@@ -154,15 +154,17 @@ walk "py-examples (Python SDK) -> macros (a #[tool] server)" .venv/bin/python py
 example_pids=()
 stop_examples() { for p in "${example_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap stop_examples EXIT
-# start_example BIN: starts an HTTP example on a free port; echoes the URL it prints.
+# start_example BIN VAR: starts an HTTP example on a free port (in this shell, so that
+# stop_examples knows its pid) and sets VAR to the URL it prints.
 start_example() {
-    local log
+    local log url
     log="$(mktemp)"
     "$BIN/$1" 0 >"$log" 2>&1 &
     example_pids+=("$!")
     for _ in $(seq 1 100); do
-        if grep -qoE 'http://[0-9.]+:[0-9]+/mcp' "$log"; then
-            grep -oE 'http://[0-9.]+:[0-9]+/mcp' "$log" | head -n 1
+        url="$(grep -oE 'http://[0-9.]+:[0-9]+/mcp' "$log" | head -n 1 || true)"
+        if [ -n "$url" ]; then
+            printf -v "$2" '%s' "$url"
             return 0
         fi
         sleep 0.1
@@ -170,7 +172,9 @@ start_example() {
     echo "interop: $1 did not start: $(cat "$log")" >&2
     return 1
 }
-if axum_url="$(start_example axum-server)" && smol_url="$(start_example smol-server)"; then
+axum_url=""
+smol_url=""
+if start_example axum-server axum_url && start_example smol-server smol_url; then
     for sdk in ts py; do
         if [ "$sdk" = ts ]; then c=(node ts-examples.mjs); n="ts-examples (TypeScript SDK)"; else c=(.venv/bin/python py-examples.py); n="py-examples (Python SDK)"; fi
         walk "$n -> axum-server with a bearer token" "${c[@]}" axum-server --url "$axum_url" --header "Authorization: Bearer alice-secret"
