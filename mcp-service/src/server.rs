@@ -1253,9 +1253,21 @@ where
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
     R: IntoResourceContents + 'static,
 {
-    Arc::new(move |uri: String, vars, cx| {
+    Arc::new(move |uri: String, vars, cx: ResourceContext| {
+        let version = cx
+            .protocol_version()
+            .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
         let fut = handler(uri.clone(), vars, cx);
-        Box::pin(async move { fut.await.map(|r| r.into_resource_contents(uri)) })
+        Box::pin(async move {
+            match fut.await {
+                Ok(r) => Ok(r.into_resource_contents(uri)),
+                // A handler's "not found" is the read URI's, with its version's code.
+                Err(e) if e.kind() == ErrorKind::NotFound && e.data().is_none() => {
+                    Err(Error::resource_not_found(&uri, version))
+                }
+                Err(e) => Err(e),
+            }
+        })
     })
 }
 
@@ -2777,17 +2789,9 @@ impl Service for ServerService {
                 }
                 let chosen = Arc::new(Mutex::new(None));
                 hcx.cache_hints = Some(chosen.clone());
-                let uri = q.uri.clone();
                 let fut = handler(q.uri, vars, ResourceContext(hcx.clone()));
                 hcx.rounds_of(async move {
-                    let contents = match fut.await {
-                        Ok(c) => c,
-                        // A handler's "not found" is the read URI's, with its version's code.
-                        Err(e) if e.kind() == ErrorKind::NotFound && e.data().is_none() => {
-                            return Err(Error::resource_not_found(&uri, version));
-                        }
-                        Err(e) => return Err(e),
-                    };
+                    let contents = fut.await?;
                     // The handler's own hints for this result, over the registered ones.
                     let chosen = *chosen.lock().unwrap_or_else(|e| e.into_inner());
                     let (ttl_ms, cache_scope) = match chosen {
