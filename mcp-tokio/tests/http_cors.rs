@@ -3,20 +3,20 @@
 //! head waits for the answer), each carrying the CORS headers; a refused origin gets 403 and
 //! none.
 
-use std::time::Duration;
-
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use mcp_proto::http::{AllowList, Cors, EndpointConfig};
 use mcp_tokio::Server;
 use mcp_tokio::service::schema::Tool;
 use mcp_tokio::service::server::{ToolContext, schema_of};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
+
+#[path = "support/http.rs"]
+mod http_support;
+use http_support::{body_text, send};
 
 const PAGE: &str = "http://localhost:5173";
 
@@ -52,24 +52,6 @@ async fn start() -> u16 {
         config,
     ));
     port
-}
-
-async fn send(port: u16, req: Request<Full<Bytes>>) -> Response<Incoming> {
-    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    sender.send_request(req).await.unwrap()
-}
-
-async fn body_text(resp: Response<Incoming>) -> String {
-    let bytes = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
-        .await
-        .expect("body in time")
-        .unwrap()
-        .to_bytes();
-    String::from_utf8(bytes.to_vec()).unwrap()
 }
 
 fn header<'a>(r: &'a Response<Incoming>, name: &str) -> Option<&'a str> {

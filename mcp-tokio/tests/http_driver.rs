@@ -5,11 +5,9 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::Request;
 use hyper::body::Incoming;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::http::EndpointConfig;
 use mcp_tokio::Server;
@@ -18,8 +16,12 @@ use mcp_tokio::service::server::{ToolContext, schema_of};
 use mcp_tokio::service::telemetry::{Direction, Outcome, Telemetry, TelemetryEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
+
+#[path = "support/http.rs"]
+mod http_support;
+use http_support::{body_text, send};
 
 const V: &str = "2025-11-25";
 
@@ -85,26 +87,6 @@ async fn start_with(
         cfg,
     ));
     (port, release)
-}
-
-/// Sends one request on a fresh HTTP/1.1 connection and returns the response with its body
-/// still streaming.
-async fn send(port: u16, req: Request<Full<Bytes>>) -> Response<Incoming> {
-    let stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    sender.send_request(req).await.unwrap()
-}
-
-async fn body_text(resp: Response<Incoming>) -> String {
-    let bytes = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
-        .await
-        .expect("body in time")
-        .unwrap()
-        .to_bytes();
-    String::from_utf8(bytes.to_vec()).unwrap()
 }
 
 fn post(port: u16, sid: Option<&str>) -> hyper::http::request::Builder {
