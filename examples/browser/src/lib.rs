@@ -32,7 +32,7 @@ use futures_channel::oneshot;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use js_sys::{Promise, Reflect, Uint8Array};
 use mcp_proto::http::client::{
-    Action, ClientConfig, ClientTransport, Delivery, ExchangeId, HttpRequest, Outgoing, ReadAs,
+    Action, ClientConfig, ClientTransport, ExchangeId, HttpRequest, Outgoing, ReadAs,
 };
 use mcp_proto::session::{Config, Discovery, Event, Framing, RequestOptions, Session};
 use mcp_proto::{Duration, Error, ErrorKind, Instant, ProtocolVersion, RequestId};
@@ -191,19 +191,7 @@ impl Inner {
                 }
                 while let Some(d) = transport.poll_delivery() {
                     moved = true;
-                    match d {
-                        Delivery::Message(m) => self.session.handle_message(now, &m),
-                        Delivery::Failed { id, error } => {
-                            self.session.fail_request(now, &id, error)
-                        }
-                        Delivery::Reinitialize => {
-                            if let Err(e) = self.session.reinitialize(now) {
-                                self.session.handle_closed(now, Some(e));
-                            }
-                        }
-                        Delivery::Closed(e) => self.session.handle_closed(now, Some(e)),
-                        _ => {}
-                    }
+                    d.apply(&mut self.session, now);
                 }
                 if !*version_set && let Some(v) = self.session.version() {
                     transport.set_protocol_version(v.as_str());
@@ -434,17 +422,7 @@ fn end(
     clean: bool,
 ) {
     while let Some(d) = transport.poll_delivery() {
-        match d {
-            Delivery::Message(m) => session.handle_message(now, &m),
-            Delivery::Failed { id, error } => session.fail_request(now, &id, error),
-            Delivery::Reinitialize => {
-                if let Err(e) = session.reinitialize(now) {
-                    session.handle_closed(now, Some(e));
-                }
-            }
-            Delivery::Closed(e) => session.handle_closed(now, Some(e)),
-            _ => {}
-        }
+        d.apply(session, now);
     }
     let s = &*session;
     transport.handle_end(now, exchange, clean, |id| s.is_awaiting(id));

@@ -249,6 +249,24 @@ pub enum Delivery {
     Closed(Error),
 }
 
+impl Delivery {
+    /// Tells `session` what this delivery says, as each variant describes (a failed
+    /// `reinitialize` closes the session with its error): the one way a driver applies the
+    /// transport's deliveries.
+    pub fn apply(self, session: &mut crate::session::Session, now: Instant) {
+        match self {
+            Delivery::Message(m) => session.handle_message(now, &m),
+            Delivery::Failed { id, error } => session.fail_request(now, &id, error),
+            Delivery::Reinitialize => {
+                if let Err(e) = session.reinitialize(now) {
+                    session.handle_closed(now, Some(e));
+                }
+            }
+            Delivery::Closed(e) => session.handle_closed(now, Some(e)),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Purpose {
     /// The `initialize` POST (to the URL, or to the legacy endpoint).

@@ -27,9 +27,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
-use mcp_proto::http::client::{
-    Action, ClientTransport, Delivery, ExchangeId, HttpRequest, Outgoing, ReadAs,
-};
+use mcp_proto::http::client::{Action, ClientTransport, ExchangeId, HttpRequest, Outgoing, ReadAs};
 use mcp_proto::session::{Session, Transmit};
 use mcp_proto::{Duration, Error, ErrorKind, Instant};
 
@@ -203,17 +201,7 @@ impl<R: Runtime, C: Connector> HttpWire<R, C> {
             return;
         };
         while let Some(d) = self.policy.poll_delivery() {
-            match d {
-                Delivery::Message(m) => session.handle_message(now, &m),
-                Delivery::Failed { id, error } => session.fail_request(now, &id, error),
-                Delivery::Reinitialize => {
-                    if let Err(e) = session.reinitialize(now) {
-                        session.handle_closed(now, Some(e));
-                    }
-                }
-                Delivery::Closed(e) => session.handle_closed(now, Some(e)),
-                _ => {}
-            }
+            d.apply(session, now);
         }
         if !self.version_set
             && let Some(v) = session.version()
