@@ -294,8 +294,9 @@ impl Handler {
 
     /// An expression that registers the handler on `builder` (a `ServerBuilder` in scope)
     /// and is the builder. In a `#[router]` impl, `self` is the `Arc` of the state and
-    /// methods are called through `Self`.
-    pub(crate) fn register(&self, krate: &TokenStream, in_impl: bool) -> TokenStream {
+    /// methods are called through `Self`. With `local`, `builder` is `LocalHandlers` (and
+    /// `self` an `Rc`).
+    pub(crate) fn register(&self, krate: &TokenStream, in_impl: bool, local: bool) -> TokenStream {
         let m = quote!(#krate::server::__macros);
         let ident = &self.ident;
         let span = ident.span();
@@ -384,8 +385,13 @@ impl Handler {
                 let this = respan(quote!(#this), ret_span);
                 let cx = respan(cx.clone(), ret_span);
                 let call = quote!(#callee(#receiver_arg #(#call_args)*));
+                let register_fn = if local {
+                    quote_spanned!(ret_span=> register_local_tool)
+                } else {
+                    quote_spanned!(ret_span=> register_tool)
+                };
                 let register = quote_spanned! {ret_span=>
-                    #k::server::__macros::register_tool(
+                    #k::server::__macros::#register_fn(
                         builder,
                         #tool,
                         #generated_tokens,

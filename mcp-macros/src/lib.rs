@@ -65,6 +65,11 @@
 //! state, `Self: Send + Sync + 'static` (and, as for every handler, the method's future is
 //! `Send`).
 //!
+//! `#[router(local)]` is for state or futures that are not `Send` (an `Rc`, a `RefCell`, a
+//! single-threaded library's handle, a local executor's future): it implements `LocalRouter`
+//! instead, with only `Self: 'static` added, and `LocalHandlers::router(state)` registers the
+//! methods on one `Rc` of the state (see `mcp_service::server::local` for running them).
+//!
 //! ```
 //! use std::collections::BTreeMap;
 //! use std::sync::Mutex;
@@ -207,12 +212,12 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Registers the `#[tool]` and `#[prompt]` methods of an impl block together, on one shared
 /// state (see the [crate docs](crate)).
 ///
-/// Option: `crate = path`.
+/// Options: `crate = path`, and `local` for state and futures that are not `Send`.
 #[proc_macro_attribute]
 pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let out = router::options(attr.into()).and_then(|krate| {
+    let out = router::options(attr.into()).and_then(|options| {
         let block = syn::parse::<syn::ItemImpl>(item)?;
-        router::expand(krate, block)
+        router::expand(options, block)
     });
     out.unwrap_or_else(syn::Error::into_compile_error).into()
 }
@@ -274,7 +279,7 @@ fn handler(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let ident = &function.sig.ident;
     let vis = &function.vis;
-    let registration = handler.register(&krate, false);
+    let registration = handler.register(&krate, false, false);
     let (what, trait_name, method) = match kind {
         Kind::Tool => ("tool", quote!(FnTool), "tool_fn"),
         Kind::Prompt => ("prompt", quote!(FnPrompt), "prompt_fn"),

@@ -7,19 +7,31 @@ use syn::{ImplItem, ItemImpl, Meta};
 
 use crate::handler::{Errors, Handler, Kind, Options, parse_path};
 
-/// The options of `#[router(..)]`: only `crate = path`.
-pub(crate) fn options(tokens: TokenStream) -> syn::Result<Option<syn::Path>> {
-    let mut krate = None;
+/// The options of `#[router(..)]`.
+#[derive(Default)]
+pub(crate) struct RouterOptions {
+    /// `crate = path`: where the service crate is.
+    krate: Option<syn::Path>,
+    /// `local`: the block's handlers need not be `Send` (registered on `LocalHandlers`).
+    local: bool,
+}
+
+/// Parses the options of `#[router(..)]`: `crate = path` and `local`.
+pub(crate) fn options(tokens: TokenStream) -> syn::Result<RouterOptions> {
+    let mut options = RouterOptions::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
-            krate = Some(parse_path(meta.value()?)?);
+            options.krate = Some(parse_path(meta.value()?)?);
+            Ok(())
+        } else if meta.path.is_ident("local") {
+            options.local = true;
             Ok(())
         } else {
-            Err(meta.error("unknown #[router] option; expected: crate"))
+            Err(meta.error("unknown #[router] option; expected: crate, local"))
         }
     });
     syn::parse::Parser::parse2(parser, tokens)?;
-    Ok(krate)
+    Ok(options)
 }
 
 /// The handler kind of a method's attribute (`#[tool]`, `#[mcp_tokio::prompt(..)]`, …).
@@ -37,7 +49,8 @@ fn kind_of(attr: &syn::Attribute) -> Option<Kind> {
 /// Expands `#[router]` on `block`: the block itself (its handler methods' parameter
 /// attributes removed, their `#[tool]`/`#[prompt]` told they are handled) and an `impl Router`
 /// that registers them.
-pub(crate) fn expand(krate: Option<syn::Path>, mut block: ItemImpl) -> syn::Result<TokenStream> {
+pub(crate) fn expand(options: RouterOptions, mut block: ItemImpl) -> syn::Result<TokenStream> {
+    let RouterOptions { krate, local } = options;
     if let Some((_, path, _)) = &block.trait_ {
         return Err(syn::Error::new_spanned(
             path,
@@ -90,7 +103,7 @@ pub(crate) fn expand(krate: Option<syn::Path>, mut block: ItemImpl) -> syn::Resu
         }
         let attrs = method.attrs.clone();
         match Handler::read(kind, options, &attrs, &mut method.sig, true) {
-            Ok(h) => registrations.push(h.register(&krate, true)),
+            Ok(h) => registrations.push(h.register(&krate, true, local)),
             Err(e) => errors.push(e),
         }
     }
@@ -99,19 +112,36 @@ pub(crate) fn expand(krate: Option<syn::Path>, mut block: ItemImpl) -> syn::Resu
     let mut predicates = where_clause
         .map(|w| w.predicates.iter().map(|p| quote!(#p,)).collect::<Vec<_>>())
         .unwrap_or_default();
-    // Spanned at the type: a state the server cannot share is reported there.
-    predicates.push(quote_spanned!(self_ty.span()=>
-        #self_ty: ::core::marker::Send + ::core::marker::Sync + 'static,
-    ));
-    let registry = quote! {
-        impl #impl_generics #krate::server::Router for #self_ty where #(#predicates)* {
-            fn register(
-                self: #krate::server::__macros::Arc<Self>,
-                builder: #krate::ServerBuilder,
-            ) -> #krate::ServerBuilder {
-                #(let builder = #registrations;)*
-                let _ = self;
-                builder
+    let registry = if local {
+        // Neither the state nor the futures need be `Send`: only `'static`.
+        predicates.push(quote_spanned!(self_ty.span()=> #self_ty: 'static,));
+        quote! {
+            impl #impl_generics #krate::server::LocalRouter for #self_ty where #(#predicates)* {
+                fn register(
+                    self: ::std::rc::Rc<Self>,
+                    builder: #krate::server::LocalHandlers,
+                ) -> #krate::server::LocalHandlers {
+                    #(let builder = #registrations;)*
+                    let _ = self;
+                    builder
+                }
+            }
+        }
+    } else {
+        // Spanned at the type: a state the server cannot share is reported there.
+        predicates.push(quote_spanned!(self_ty.span()=>
+            #self_ty: ::core::marker::Send + ::core::marker::Sync + 'static,
+        ));
+        quote! {
+            impl #impl_generics #krate::server::Router for #self_ty where #(#predicates)* {
+                fn register(
+                    self: #krate::server::__macros::Arc<Self>,
+                    builder: #krate::ServerBuilder,
+                ) -> #krate::ServerBuilder {
+                    #(let builder = #registrations;)*
+                    let _ = self;
+                    builder
+                }
             }
         }
     };

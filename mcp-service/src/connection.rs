@@ -227,6 +227,16 @@ impl<R: Runtime> std::fmt::Debug for Connection<R> {
     }
 }
 
+impl<R: Runtime> Connection<R> {
+    /// Gives every request of the connection `head` as its HTTP request (a WebSocket's
+    /// upgrade request).
+    #[cfg(feature = "ws")]
+    pub(crate) fn with_http_request(mut self, head: Arc<http::request::Parts>) -> Self {
+        self.dispatcher.http = Some(head);
+        self
+    }
+}
+
 /// Builds a connection around `session`. For a client session the handshake starts at once and
 /// the returned receiver resolves with the server's info (or the failure).
 pub fn connection<R: Runtime>(

@@ -843,7 +843,7 @@ impl ClientRounds {
             peer: peer.clone(),
             cancel: crate::cancel::CancellationToken::new(),
             era: None,
-            #[cfg(feature = "http-server")]
+            #[cfg(any(feature = "http-server", feature = "ws"))]
             http: None,
         };
         let request = crate::service::IncomingRequest {

@@ -76,11 +76,13 @@ use crate::runtime::{BoxFuture, Runtime};
 use crate::service::{IncomingRequest, RequestContext, Service};
 use crate::telemetry::Telemetry;
 
+pub mod local;
 mod output;
 #[cfg(feature = "skills")]
 mod skills;
 mod typed;
 
+pub use local::{LocalHandlers, LocalRouter, LocalRoutes, LocalRunner};
 #[doc(hidden)]
 pub use output::__private as __macros;
 #[cfg(feature = "schemars")]
@@ -680,8 +682,8 @@ impl HandlerContext {
     }
 
     /// The head of the HTTP request that carried this call (method, URI, headers,
-    /// extensions), when the transport is HTTP; `None` on stdio, WebSocket and in memory.
-    /// See [`RequestContext::http_request`].
+    /// extensions), when the transport is HTTP; over WebSocket, the upgrade request's; `None`
+    /// on stdio and in memory. See [`RequestContext::http_request`].
     ///
     /// ```
     /// use mcp_service::server::{Server, ToolContext, schema_of};
@@ -702,7 +704,7 @@ impl HandlerContext {
     ///     .build();
     /// # let _ = server;
     /// ```
-    #[cfg(feature = "http-server")]
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub fn http_request(&self) -> Option<&http::request::Parts> {
         self.request.http_request()
     }
@@ -734,7 +736,7 @@ impl HandlerContext {
     ///     .build();
     /// # let _ = server;
     /// ```
-    #[cfg(feature = "http-server")]
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.http_request()?.extensions.get::<T>()
     }
@@ -928,7 +930,7 @@ pub struct AuthRequest<'a> {
     pub client_info: Option<&'a RawValue>,
     /// The head of the HTTP request that carried the call, when it came over HTTP (see
     /// [`HandlerContext::extension`] for what auth middleware leaves there).
-    #[cfg(feature = "http-server")]
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub http: Option<&'a http::request::Parts>,
 }
 
@@ -2134,7 +2136,34 @@ impl Server {
         transport: impl Into<Transport>,
         config: Config,
     ) -> Result<(), Error> {
-        let transport = transport.into();
+        self.serve_connection(rt, transport.into(), config, |conn| conn)
+            .await
+    }
+
+    /// Serves a WebSocket connection: every request sees `head`, the upgrade request's, as
+    /// its HTTP request.
+    #[cfg(feature = "ws")]
+    pub(crate) async fn serve_upgraded<R: Runtime>(
+        &self,
+        rt: R,
+        transport: impl Into<Transport>,
+        head: Arc<http::request::Parts>,
+    ) -> Result<(), Error> {
+        let config = self.inner.config.clone();
+        self.serve_connection(rt, transport.into(), config, |conn| {
+            conn.with_http_request(head)
+        })
+        .await
+    }
+
+    /// Serves one connection, set up by `setup` before it runs.
+    async fn serve_connection<R: Runtime>(
+        &self,
+        rt: R,
+        transport: Transport,
+        config: Config,
+        setup: impl FnOnce(crate::Connection<R>) -> crate::Connection<R>,
+    ) -> Result<(), Error> {
         self.give_runtime(&rt);
         let session = Session::server(transport.adapt(config));
         let (service, state_slot) = ServerService::new(self.inner.clone());
@@ -2149,7 +2178,7 @@ impl Server {
         let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());
         let _registered = Registered::new(&self.inner, peer.connection_id(), state);
-        conn.await
+        setup(conn).await
     }
 
     /// The engine that serves this server over Streamable HTTP (feature `http-server`): one
@@ -2641,7 +2670,7 @@ impl Service for ServerService {
                 params: request.params.as_deref(),
                 connection: hcx.peer().connection_id(),
                 client_info: info.as_ref().map(|i| &*i.info),
-                #[cfg(feature = "http-server")]
+                #[cfg(any(feature = "http-server", feature = "ws"))]
                 http: hcx.http_request(),
             });
             if let Err(e) = verdict {

@@ -30,8 +30,9 @@ pub struct RequestContext {
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
     pub(crate) era: Option<std::sync::Arc<RequestEra>>,
-    /// The head of the HTTP request that carried this one (Streamable HTTP, legacy SSE).
-    #[cfg(feature = "http-server")]
+    /// The head of the HTTP request that carried this one (Streamable HTTP, legacy SSE), or
+    /// that opened its WebSocket.
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub(crate) http: Option<std::sync::Arc<http::request::Parts>>,
 }
 
@@ -68,11 +69,12 @@ impl RequestContext {
     }
 
     /// The head of the HTTP request that carried this request (its method, URI, headers and
-    /// extensions), when it came over HTTP; `None` on stdio, WebSocket and in memory. In a
-    /// batch, every request of it sees the batch's head. What middleware in front of the MCP
+    /// extensions), when it came over HTTP; over WebSocket, the head of the upgrade request
+    /// that opened the connection (shared by all its requests); `None` on stdio and in memory.
+    /// In a batch, every request of it sees the batch's head. What middleware in front of the MCP
     /// endpoint put into the request's extensions (an authenticated identity, say) is in
     /// [`http::request::Parts::extensions`].
-    #[cfg(feature = "http-server")]
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub fn http_request(&self) -> Option<&http::request::Parts> {
         self.http.as_deref()
     }

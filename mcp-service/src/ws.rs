@@ -1203,6 +1203,8 @@ fn upgrade<R: Runtime>(
     let reply = handshake(config, &req);
     if reply.status() == StatusCode::SWITCHING_PROTOCOLS {
         let on_upgrade = hyper::upgrade::on(&mut req);
+        // Every request of the connection sees the upgrade request's head.
+        let head = Arc::new(req.into_parts().0);
         let server = server.clone();
         let config = config.clone();
         let session_rt = rt.clone();
@@ -1233,7 +1235,7 @@ fn upgrade<R: Runtime>(
             .await;
             tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
             let stream = watched_transport(session_rt.clone(), socket, &config, track);
-            if let Err(e) = server.serve(session_rt, stream).await {
+            if let Err(e) = server.serve_upgraded(session_rt, stream, head).await {
                 tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
             }
         });

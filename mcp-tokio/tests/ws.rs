@@ -436,3 +436,42 @@ async fn connect_errors_are_clear() {
     .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TransportError);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_see_the_upgrade_request() {
+    let server = Server::builder("ws-test", "1")
+        .tool(
+            Tool::new("whoami", obj(json!({"type": "object"}))),
+            |_: Value, cx: ToolContext| async move {
+                let head = cx.http_request().expect("the upgrade request's head");
+                let token = head
+                    .headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("none")
+                    .to_owned();
+                Ok(CallToolResult::text(format!("{} {token}", head.uri.path())))
+            },
+        )
+        .build();
+    let addr = start(server).await;
+    let mut ws = raw(
+        &format!("ws://{addr}/ws"),
+        &[("authorization", "Bearer alice")],
+    )
+    .await
+    .unwrap();
+    initialize(&mut ws).await;
+    // Every request of the connection sees the same head.
+    for id in [2, 3] {
+        send_json(
+            &mut ws,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                   "params": {"name": "whoami", "arguments": {}}}),
+        )
+        .await;
+        let reply = recv_json(&mut ws).await;
+        assert_eq!(reply["id"], id);
+        assert_eq!(reply["result"]["content"][0]["text"], "/ws Bearer alice");
+    }
+}

@@ -142,7 +142,7 @@ pub(crate) struct Dispatcher {
     finished: bool,
     /// The head of the HTTP request whose requests are being started (set by the HTTP engine
     /// around them), given to each request's context.
-    #[cfg(feature = "http-server")]
+    #[cfg(any(feature = "http-server", feature = "ws"))]
     pub(crate) http: Option<Arc<http::request::Parts>>,
 }
 
@@ -161,7 +161,7 @@ impl Dispatcher {
             label: None,
             closed: None,
             finished: false,
-            #[cfg(feature = "http-server")]
+            #[cfg(any(feature = "http-server", feature = "ws"))]
             http: None,
         }
     }
@@ -398,7 +398,7 @@ impl Dispatcher {
             peer: self.peer.clone(),
             cancel: cancel.clone(),
             era: req.era.map(Arc::new),
-            #[cfg(feature = "http-server")]
+            #[cfg(any(feature = "http-server", feature = "ws"))]
             http: self.http.clone(),
         };
         let fut = {

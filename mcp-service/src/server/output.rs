@@ -363,8 +363,28 @@ pub mod __private {
         }
     }
 
+    /// The schemas of a `#[tool]`'s types; `generated` when its argument type is the macro's
+    /// own (whose name is no title for the schema).
+    #[cfg(feature = "schemars")]
+    fn typed_tool<T, Out>(tool: Tool, generated: bool) -> Result<Tool, Error>
+    where
+        T: schemars::JsonSchema,
+        Out: super::super::ToolOutput,
+    {
+        let mut tool = super::super::typed::typed::<T, Out>(tool)?;
+        if generated {
+            // The macro's own type: its name is no title, and a tool without parameters still
+            // lists (no) properties, which some clients expect.
+            tool.input_schema.remove("title");
+            tool.input_schema
+                .entry("properties")
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        }
+        Ok(tool)
+    }
+
     /// Registers a typed tool whose handler returns any [`ToolReturn`]; `generated` when its
-    /// argument type is the macro's own (whose name is no title for the schema).
+    /// argument type is the macro's own.
     #[cfg(feature = "schemars")]
     pub fn register_tool<T, F, Fut>(
         mut builder: ServerBuilder,
@@ -380,24 +400,43 @@ pub mod __private {
         <Fut::Output as ToolReturn>::Output: 'static,
     {
         type Out<Fut> = <<Fut as std::future::Future>::Output as ToolReturn>::Output;
-        match super::super::typed::typed::<T, Out<Fut>>(tool) {
-            Ok(mut tool) => {
-                if generated {
-                    // The macro's own type: its name is no title, and a tool without
-                    // parameters still lists (no) properties, which some clients expect.
-                    tool.input_schema.remove("title");
-                    tool.input_schema
-                        .entry("properties")
-                        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-                }
-                builder.tool(tool, move |args: T, cx| {
-                    let run = handler(args, cx);
-                    async move { run.await.into_tool_return() }
-                })
-            }
+        match typed_tool::<T, Out<Fut>>(tool, generated) {
+            Ok(tool) => builder.tool(tool, move |args: T, cx| {
+                let run = handler(args, cx);
+                async move { run.await.into_tool_return() }
+            }),
             Err(e) => {
                 builder.error.get_or_insert(e);
                 builder
+            }
+        }
+    }
+
+    /// [`register_tool`] on [`LocalHandlers`](super::super::LocalHandlers) (`#[router(local)]`):
+    /// neither the handler nor its future need be `Send`.
+    #[cfg(feature = "schemars")]
+    pub fn register_local_tool<T, F, Fut>(
+        mut local: super::super::LocalHandlers,
+        tool: Tool,
+        generated: bool,
+        handler: F,
+    ) -> super::super::LocalHandlers
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(T, super::super::ToolContext) -> Fut + 'static,
+        Fut: std::future::Future + 'static,
+        Fut::Output: ToolReturn,
+        <Fut::Output as ToolReturn>::Output: Send + 'static,
+    {
+        type Out<Fut> = <<Fut as std::future::Future>::Output as ToolReturn>::Output;
+        match typed_tool::<T, Out<Fut>>(tool, generated) {
+            Ok(tool) => local.tool(tool, move |args: T, cx| {
+                let run = handler(args, cx);
+                async move { run.await.into_tool_return() }
+            }),
+            Err(e) => {
+                local.error.get_or_insert(e);
+                local
             }
         }
     }
