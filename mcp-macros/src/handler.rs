@@ -37,6 +37,8 @@ pub(crate) struct Options {
     pub(crate) krate: Option<Path>,
     /// `__router`: the method was read by `#[router]` already.
     pub(crate) in_router: bool,
+    /// `local` (free fns): registered on `LocalHandlers`, without the `Send` bound.
+    pub(crate) local: Option<Ident>,
 }
 
 const HINTS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
@@ -54,6 +56,7 @@ impl Options {
                 "title" => options.title = Some(meta.value()?.parse()?),
                 "crate" => options.krate = Some(parse_path(meta.value()?)?),
                 "__router" => options.in_router = true,
+                "local" => options.local = meta.path.get_ident().cloned(),
                 _ if kind == Kind::Tool && HINTS.contains(&key) => {
                     let value = if meta.input.peek(syn::Token![=]) {
                         meta.value()?.parse::<LitBool>()?.value
@@ -67,9 +70,9 @@ impl Options {
                     let expected = match kind {
                         Kind::Tool => {
                             "name, description, title, read_only, destructive, idempotent, \
-                             open_world, crate"
+                             open_world, local, crate"
                         }
-                        Kind::Prompt => "name, description, title, crate",
+                        Kind::Prompt => "name, description, title, local, crate",
                     };
                     return Err(meta.error(format!(
                         "unknown {} option; expected one of: {expected}",

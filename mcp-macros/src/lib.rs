@@ -53,7 +53,9 @@
 //!   conversion is `mcp_service::server::IntoHandlerError`, usable in closures too).
 //!
 //! On a free fn, `#[tool]` also defines a type of the fn's name (an empty enum: the fn stays
-//! callable as it is) that `ServerBuilder::tool_fn::<name>()` registers.
+//! callable as it is) that `ServerBuilder::tool_fn::<name>()` registers. `#[tool(local)]`
+//! (and `#[prompt(local)]`) is for a fn whose future is not `Send`: `LocalHandlers::tool_fn`
+//! registers it instead.
 //!
 //! # `#[router]`
 //!
@@ -268,6 +270,7 @@ fn handler(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         Some(path) => Ok(path.to_token_stream()),
         None => manifest::service_path(),
     };
+    let local = options.local.is_some();
     let read = Handler::read(kind, options, &function.attrs, &mut function.sig, false);
     let (handler, krate) = match (read, krate) {
         (Ok(h), Ok(k)) => (h, k),
@@ -279,13 +282,20 @@ fn handler(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let ident = &function.sig.ident;
     let vis = &function.vis;
-    let registration = handler.register(&krate, false, false);
-    let (what, trait_name, method) = match kind {
-        Kind::Tool => ("tool", quote!(FnTool), "tool_fn"),
-        Kind::Prompt => ("prompt", quote!(FnPrompt), "prompt_fn"),
+    let registration = handler.register(&krate, false, local);
+    let (what, trait_name, method) = match (kind, local) {
+        (Kind::Tool, false) => ("tool", quote!(FnTool), "tool_fn"),
+        (Kind::Prompt, false) => ("prompt", quote!(FnPrompt), "prompt_fn"),
+        (Kind::Tool, true) => ("tool", quote!(FnLocalTool), "tool_fn"),
+        (Kind::Prompt, true) => ("prompt", quote!(FnLocalPrompt), "prompt_fn"),
+    };
+    let (builder, owner) = if local {
+        (quote!(#krate::server::LocalHandlers), "LocalHandlers")
+    } else {
+        (quote!(#krate::ServerBuilder), "ServerBuilder")
     };
     let doc = format!(
-        "The MCP {what} `{ident}`, for `ServerBuilder::{method}::<{ident}>()` (the fn of this \
+        "The MCP {what} `{ident}`, for `{owner}::{method}::<{ident}>()` (the fn of this \
          name is the handler)."
     );
     quote! {
@@ -296,7 +306,7 @@ fn handler(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         #vis enum #ident {}
 
         impl #krate::server::#trait_name for #ident {
-            fn register(builder: #krate::ServerBuilder) -> #krate::ServerBuilder {
+            fn register(builder: #builder) -> #builder {
                 #registration
             }
         }

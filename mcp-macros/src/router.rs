@@ -95,6 +95,12 @@ pub(crate) fn expand(options: RouterOptions, mut block: ItemImpl) -> syn::Result
                 continue;
             }
         };
+        if let Some(l) = &options.local {
+            errors.push(syn::Error::new_spanned(
+                l,
+                "inside #[router], mark the whole block: #[router(local)]",
+            ));
+        }
         if let Some(k) = &options.krate {
             errors.push(syn::Error::new_spanned(
                 k,

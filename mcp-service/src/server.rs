@@ -82,7 +82,7 @@ mod output;
 mod skills;
 mod typed;
 
-pub use local::{LocalHandlers, LocalRouter, LocalRoutes, LocalRunner};
+pub use local::{FnLocalPrompt, FnLocalTool, LocalHandlers, LocalRouter, LocalRoutes, LocalRunner};
 #[doc(hidden)]
 pub use output::__private as __macros;
 #[cfg(feature = "schemars")]

@@ -343,3 +343,59 @@ async fn a_local_router_registers_methods_on_state_that_is_not_send() {
         })
         .await;
 }
+
+thread_local! {
+    /// State of this thread, which the free local tool below reads.
+    static GREETING: RefCell<String> = RefCell::new("hello".into());
+}
+
+/// Greets, from this thread's state, holding an `Rc` across an await.
+#[tool(local)]
+async fn greet(
+    /// Who to greet.
+    name: String,
+) -> String {
+    let greeting = Rc::new(GREETING.with(|g| g.borrow().clone()));
+    tokio::task::yield_now().await;
+    format!("{greeting} {name}")
+}
+
+/// A prompt whose future holds an `Rc`.
+#[prompt(local)]
+async fn welcome(who: String) -> String {
+    let who = Rc::new(who);
+    tokio::task::yield_now().await;
+    format!("welcome, {who}")
+}
+
+#[tokio::test]
+async fn free_local_tools_and_prompts_register_on_local_handlers() {
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            let (routes, runner) = LocalHandlers::new()
+                .tool_fn::<greet>()
+                .prompt_fn::<welcome>()
+                .split();
+            let server = Server::builder("greeter", "1.0")
+                .local(routes)
+                .try_build()
+                .unwrap();
+            tokio::task::spawn_local(runner.run());
+            let client = server.test_client(TokioRuntime::current()).await.unwrap();
+            let tools = client.list_tools().await.unwrap();
+            assert_eq!(
+                tools[0].description.as_deref(),
+                Some("Greets, from this thread's state, holding an `Rc` across an await.")
+            );
+            let said = client
+                .call_tool("greet", json!({"name": "ada"}))
+                .await
+                .unwrap();
+            assert_eq!(said.content[0].as_text(), Some("hello ada"));
+            let args = BTreeMap::from([("who".to_string(), "bob".to_string())]);
+            let prompt = client.get_prompt("welcome", args).await.unwrap();
+            assert_eq!(prompt.messages[0].content.as_text(), Some("welcome, bob"));
+        })
+        .await;
+}

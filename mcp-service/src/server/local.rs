@@ -467,7 +467,32 @@ pub trait LocalRouter: 'static {
     fn register(self: Rc<Self>, handlers: LocalHandlers) -> LocalHandlers;
 }
 
+/// A free `async fn` marked `#[tool(local)]` (feature `macros`), whose future need not be
+/// `Send`, for [`LocalHandlers::tool_fn`]: as [`FnTool`](super::FnTool) for a `ServerBuilder`.
+pub trait FnLocalTool {
+    /// Registers the tool on `handlers`.
+    fn register(handlers: LocalHandlers) -> LocalHandlers;
+}
+
+/// A free `async fn` marked `#[prompt(local)]` (feature `macros`), for
+/// [`LocalHandlers::prompt_fn`].
+pub trait FnLocalPrompt {
+    /// Registers the prompt on `handlers`.
+    fn register(handlers: LocalHandlers) -> LocalHandlers;
+}
+
 impl LocalHandlers {
+    /// Registers a free `async fn` marked `#[tool(local)]` (feature `macros`):
+    /// `.tool_fn::<echo>()`.
+    pub fn tool_fn<T: FnLocalTool>(self) -> Self {
+        T::register(self)
+    }
+
+    /// Registers a free `async fn` marked `#[prompt(local)]` (feature `macros`).
+    pub fn prompt_fn<T: FnLocalPrompt>(self) -> Self {
+        T::register(self)
+    }
+
     /// Registers the methods of a `#[router(local)]` impl block (feature `macros`), sharing
     /// `state` in one `Rc`.
     pub fn router<S: LocalRouter>(self, state: S) -> Self {
