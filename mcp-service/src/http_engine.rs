@@ -113,12 +113,26 @@ enum Msg {
     ShutDown,
 }
 
-/// A cloneable handle that submits HTTP requests to an [`HttpEngine`].
+/// The way into one engine (one shard of a sharded endpoint).
 #[derive(Clone)]
-pub struct HttpHandle {
+struct Shard {
     tx: UnboundedSender<Msg>,
     /// Requests sent and not yet taken by the engine (bounded by [`REQUEST_QUEUE`]).
     queued: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// The most engines one endpoint is sharded into (a session id carries its shard in its low
+/// byte).
+pub use mcp_proto::http::MAX_SHARDS;
+
+/// A cloneable handle that submits HTTP requests to an [`HttpEngine`], or to the shards of
+/// one endpoint ([`HttpEngine::sharded`]): a request naming a session goes to the shard that
+/// opened it (the session id says which), any other to the next shard in turn.
+#[derive(Clone)]
+pub struct HttpHandle {
+    shards: Arc<[Shard]>,
+    /// The shard of the next request that names no session.
+    turn: Arc<std::sync::atomic::AtomicUsize>,
     max_body_size: usize,
     /// The endpoint's CORS policy and allowed origins, for replies made outside it.
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
@@ -169,7 +183,28 @@ impl HttpHandle {
     /// # }
     /// ```
     pub fn shut_down(&self) {
-        let _ = self.tx.unbounded_send(Msg::ShutDown);
+        for shard in self.shards.iter() {
+            let _ = shard.tx.unbounded_send(Msg::ShutDown);
+        }
+    }
+
+    /// How many engines the endpoint is sharded into (1 when it is not).
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The shard for a request: the one whose session it names or whose stateless session
+    /// it answers ([`Shard::route`](mcp_proto::http::Shard::route)), else the next in turn.
+    /// (An id no shard made names no session on the shard it picks either: 404 there.)
+    fn shard_of(&self, parts: &http::request::Parts, body: &[u8]) -> Option<&Shard> {
+        use std::sync::atomic::Ordering;
+        let n = self.shards.len();
+        if n <= 1 {
+            return self.shards.first();
+        }
+        let index = mcp_proto::http::Shard::route(parts, body, n)
+            .unwrap_or_else(|| self.turn.fetch_add(1, Ordering::Relaxed) % n);
+        self.shards.get(index)
     }
 
     /// Handles one request to the MCP endpoint: the complete body in, the reply out.
@@ -179,15 +214,18 @@ impl HttpHandle {
         body: Vec<u8>,
     ) -> Result<http::Response<HttpBody>, Error> {
         use std::sync::atomic::Ordering;
-        if self.queued.fetch_add(1, Ordering::Relaxed) >= REQUEST_QUEUE {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+        let stopped = || Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped");
+        let shard = self.shard_of(&parts, &body).ok_or_else(stopped)?;
+        if shard.queued.fetch_add(1, Ordering::Relaxed) >= REQUEST_QUEUE {
+            shard.queued.fetch_sub(1, Ordering::Relaxed);
             return Err(Error::new(
                 ErrorKind::LimitExceeded,
                 format!("the HTTP engine is overloaded ({REQUEST_QUEUE} requests waiting)"),
             ));
         }
         let (reply, rx) = oneshot::channel();
-        self.tx
+        shard
+            .tx
             .unbounded_send(Msg::Request { parts, body, reply })
             .map_err(|_| Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped"))?;
         rx.await
@@ -380,8 +418,11 @@ impl<R: Runtime> HttpEngine<R> {
         let (drops_tx, drops) = mpsc::unbounded();
         let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let handle = HttpHandle {
-            tx,
-            queued: queued.clone(),
+            shards: Arc::new([Shard {
+                tx,
+                queued: queued.clone(),
+            }]),
+            turn: Arc::default(),
             max_body_size: endpoint.max_body_size(),
             cors: cors.clone(),
         };
@@ -427,12 +468,66 @@ impl<R: Runtime> HttpEngine<R> {
         match &self.handle {
             Some(h) => h.clone(),
             None => HttpHandle {
-                tx: mpsc::unbounded().0,
-                queued: self.queued.clone(),
+                shards: Arc::new([Shard {
+                    tx: mpsc::unbounded().0,
+                    queued: self.queued.clone(),
+                }]),
+                turn: Arc::default(),
                 max_body_size: self.endpoint.max_body_size(),
                 cors: self.cors.clone(),
             },
         }
+    }
+
+    /// `shards` engines (at least 1, at most [`MAX_SHARDS`]) serving one endpoint of
+    /// `config` together, and the one handle that spreads requests over them. Spawn each
+    /// engine: on a runtime with several worker threads they serve on as many cores.
+    ///
+    /// Each engine owns its sessions, with no lock and no hop between engines on the way of a
+    /// request: a session's id carries the index of the engine that opened it (its low byte;
+    /// the other 120 bits stay random), as do the ids of the requests its stateless sessions
+    /// send the client ([`Shard`](mcp_proto::http::Shard)), and the handle sends each request
+    /// naming a session, and each answer to such a request, there. Requests naming none
+    /// (`initialize`, stateless requests of either era, a legacy `GET`) go to the engines in
+    /// turn. The bounds of `config` that count sessions
+    /// (`max_sessions`, `max_sessions_per_peer`, `max_listen_streams`) are shared out: each
+    /// engine has its part, rounded up, so the endpoint as a whole may hold up to
+    /// `shards - 1` more than the total (one engine is for caps that must be exact).
+    pub fn sharded(
+        rt: R,
+        config: EndpointConfig,
+        factory: SessionFactory,
+        shards: usize,
+    ) -> (HttpHandle, Vec<HttpEngine<R>>) {
+        let n = shards.clamp(1, MAX_SHARDS);
+        let mut config = config;
+        if n > 1 {
+            let part = |total: usize| total.div_ceil(n).max(1);
+            config.max_sessions = part(config.max_sessions);
+            config.max_sessions_per_peer = config.max_sessions_per_peer.map(part);
+            config.max_listen_streams = part(config.max_listen_streams);
+            config.max_stored_events_total = part(config.max_stored_events_total);
+            config.max_stored_bytes_total = part(config.max_stored_bytes_total);
+        }
+        let make = |index: usize| {
+            let mut config = config.clone();
+            config.shard = if n > 1 {
+                mcp_proto::http::Shard::new(index, n)
+            } else {
+                None
+            };
+            HttpEngine::new(rt.clone(), config, factory.clone())
+        };
+        let first = make(0);
+        let mut handle = first.handle();
+        let mut engines = vec![first];
+        engines.extend((1..n).map(make));
+        handle.shards = engines
+            .iter()
+            .filter_map(|e| e.handle.as_ref())
+            .filter_map(|h| h.shards.first().cloned())
+            .collect();
+        (handle, engines)
     }
 
     /// The endpoint's counters.

@@ -212,6 +212,19 @@ pub struct HttpServerOptions {
     /// the connection, giving back its place under the connection caps. (The client resumes
     /// a closed SSE stream from the event store.)
     pub write_timeout: Option<Duration>,
+    /// How many engines serve the endpoint (default: [`default_shards`], one per core), each
+    /// owning its share of the sessions: see
+    /// [`HttpEngine::sharded`](crate::http_engine::HttpEngine::sharded).
+    pub shards: usize,
+}
+
+/// The default number of engines of an HTTP endpoint ([`HttpServerOptions::shards`]): one per
+/// core the process may use (`std::thread::available_parallelism`), at most
+/// [`MAX_SHARDS`](crate::http_engine::MAX_SHARDS).
+pub fn default_shards() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(crate::http_engine::MAX_SHARDS)
 }
 
 /// The default [`HttpServerOptions::write_timeout`].
@@ -225,11 +238,18 @@ impl Default for HttpServerOptions {
             keep_alive_timeout: Some(DEFAULT_KEEP_ALIVE_TIMEOUT),
             body: BodyLimits::default(),
             connections: crate::driver::ConnectionLimits::default(),
+            shards: default_shards(),
         }
     }
 }
 
 impl HttpServerOptions {
+    /// Sets how many engines serve the endpoint (at least 1).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = shards.max(1);
+        self
+    }
+
     /// Sets how long a request's headers may take.
     pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.header_read_timeout = timeout;
@@ -584,14 +604,30 @@ impl HyperService {
 
     /// Spawns `server`'s HTTP engine for `config` on `rt` and returns the service in front of
     /// it, request bodies timed with the default [`BodyLimits`] on `rt`.
+    ///
+    /// The endpoint is served by one engine per core ([`default_shards`]): see
+    /// [`spawn_shards`](Self::spawn_shards).
     pub fn spawn<R: Runtime>(
         rt: &R,
         server: &Server,
         config: mcp_proto::http::EndpointConfig,
     ) -> Self {
-        let engine: HttpEngine<R> = server.http_service(rt.clone(), config);
-        let handle = engine.handle();
-        rt.spawn(Box::pin(engine));
+        Self::spawn_shards(rt, server, config, default_shards())
+    }
+
+    /// [`spawn`](Self::spawn) with `shards` engines (at least 1) sharing the endpoint's
+    /// sessions ([`Server::http_shards`]), each spawned on `rt`.
+    pub fn spawn_shards<R: Runtime>(
+        rt: &R,
+        server: &Server,
+        config: mcp_proto::http::EndpointConfig,
+        shards: usize,
+    ) -> Self {
+        let (handle, engines) = server.http_shards(rt.clone(), config, shards);
+        for engine in engines {
+            let engine: HttpEngine<R> = engine;
+            rt.spawn(Box::pin(engine));
+        }
         HyperService::new(handle).body_limits(rt, BodyLimits::default())
     }
 

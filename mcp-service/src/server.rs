@@ -2190,9 +2190,53 @@ impl Server {
     pub fn http_service<R: Runtime>(
         &self,
         rt: R,
-        mut config: mcp_proto::http::EndpointConfig,
+        config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
         self.give_runtime(&rt);
+        let config = self.endpoint_config(config);
+        crate::http_engine::HttpEngine::new(rt, config, self.session_factory())
+            .with_telemetry(self.inner.telemetry.clone())
+    }
+
+    /// [`http_service`](Self::http_service) as `shards` engines serving one endpoint
+    /// together (see [`HttpEngine::sharded`](crate::http_engine::HttpEngine::sharded)), and
+    /// the handle that spreads requests over them: spawn every engine, and the server's HTTP
+    /// work runs on as many cores.
+    #[cfg(feature = "http-server")]
+    pub fn http_shards<R: Runtime>(
+        &self,
+        rt: R,
+        config: mcp_proto::http::EndpointConfig,
+        shards: usize,
+    ) -> (
+        crate::http_engine::HttpHandle,
+        Vec<crate::http_engine::HttpEngine<R>>,
+    ) {
+        self.give_runtime(&rt);
+        let config = self.endpoint_config(config);
+        let (handle, engines) =
+            crate::http_engine::HttpEngine::sharded(rt, config, self.session_factory(), shards);
+        let telemetry = &self.inner.telemetry;
+        let engines = engines
+            .into_iter()
+            .map(|e| e.with_telemetry(telemetry.clone()))
+            .collect();
+        (handle, engines)
+    }
+
+    /// Each HTTP session's service.
+    #[cfg(feature = "http-server")]
+    fn session_factory(&self) -> crate::http_engine::SessionFactory {
+        let server = self.clone();
+        Arc::new(move |peer: &Peer| server.session_service(peer))
+    }
+
+    /// `config` with what the server adds: its listen limits and tool header annotations.
+    #[cfg(feature = "http-server")]
+    fn endpoint_config(
+        &self,
+        mut config: mcp_proto::http::EndpointConfig,
+    ) -> mcp_proto::http::EndpointConfig {
         let limits = &self.inner.listen;
         if let Some(n) = limits.max_listeners {
             config.session.max_listeners = n;
@@ -2215,13 +2259,7 @@ impl Server {
                 reg.tools.get(tool).and_then(|t| t.param_headers.clone())
             }));
         }
-        let server = self.clone();
-        crate::http_engine::HttpEngine::new(
-            rt,
-            config,
-            Arc::new(move |peer: &Peer| server.session_service(peer)),
-        )
-        .with_telemetry(self.inner.telemetry.clone())
+        config
     }
 
     /// A per-session service around `peer`, registered as a connection until the returned

@@ -53,8 +53,9 @@ pub struct McpService {
 }
 
 impl McpService {
-    /// Spawns `server`'s HTTP engine for `config` on `rt` and returns the service in front
-    /// of it.
+    /// Spawns `server`'s HTTP engines for `config` on `rt` (one per core, each owning its
+    /// share of the sessions: [`HyperService::spawn`]) and returns the service in front of
+    /// them.
     pub fn new(rt: TokioRuntime, server: &Server, config: EndpointConfig) -> Self {
         McpService {
             inner: HyperService::spawn(&rt, server, config),

@@ -70,11 +70,15 @@ async fn serve(server: Server, config: impl FnOnce(EndpointConfig) -> EndpointCo
     let config = config(
         EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
     );
-    tokio::spawn(mcp_tokio::serve_http(
+    // One engine: the stream caps below are the endpoint's exactly (sharded, each engine
+    // has its part of them, rounded up).
+    let options = mcp_service::hyper_server::HttpServerOptions::default().shards(1);
+    tokio::spawn(mcp_tokio::serve_http_with(
         TokioRuntime::current(),
         server,
         listener,
         config,
+        options,
     ));
     port
 }

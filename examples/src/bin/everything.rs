@@ -7,6 +7,7 @@
 //!            [--wire-limits default|off] [--max-connections N] [--max-per-ip N]
 //!            [--header-timeout S] [--keep-alive-timeout S] [--body-deadline S]
 //!            [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]
+//!            [--shards N]
 //! ```
 //!
 //! `--eras` says which protocol eras are served: both (the default, as for any server), the
@@ -26,11 +27,12 @@
 //! (seconds; 0 turns a timeout off). `--wire-limits off` serves as the servers did before they
 //! had limits (no caps, no body or WebSocket deadlines, WebSocket messages up to the session
 //! limit, hyper's former fixed 30 s header timeout, which also ran between requests): for
-//! measuring what the limits change.
+//! measuring what the limits change. `--shards N` serves HTTP with N engines, each owning its
+//! share of the sessions (default: one per core).
 
 const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
                   [--cors-origin ORIGIN]... [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
-                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]";
+                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S] [--shards N]";
 
 /// `--help`: what the server is and its options, on stdout; exit 0.
 fn help() -> ! {
@@ -50,6 +52,7 @@ slow, stream and touch_watched), on stdio by default.
   --cors-origin ORIGIN     HTTP: let pages from ORIGIN (e.g. http://localhost:8000) call from a
                            browser (CORS); repeatable; other origins get 403
   --wire-limits off        no limits on the wire; the other flags change one limit each (seconds)
+  --shards N               HTTP: N engines share the sessions (default: one per core)
 
 Example:
   everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp"
@@ -203,6 +206,7 @@ struct WireLimits {
     body_min_rate: Option<u64>,
     ws_unfinished: Option<Option<Duration>>,
     ws_idle: Option<Option<Duration>>,
+    shards: Option<usize>,
 }
 
 use std::time::Duration;
@@ -230,6 +234,7 @@ impl WireLimits {
             "--body-min-rate" => self.body_min_rate = Some(number()),
             "--ws-unfinished-timeout" => self.ws_unfinished = Some(timeout()),
             "--ws-idle-timeout" => self.ws_idle = Some(timeout()),
+            "--shards" => self.shards = Some(number() as usize),
             _ => return false,
         }
         true
@@ -264,6 +269,9 @@ impl WireLimits {
         }
         if let Some(t) = self.header {
             o = o.header_read_timeout(t);
+        }
+        if let Some(n) = self.shards {
+            o = o.shards(n);
         }
         if let Some(t) = self.keep_alive {
             o = o.keep_alive_timeout(t);

@@ -306,6 +306,11 @@ pub struct EndpointConfig {
     /// carry each annotated argument in its `Mcp-Param-*` header, equal to the body's value
     /// (else 400 with -32020). `None`: no tool is annotated.
     pub tool_headers: Option<ToolHeaders>,
+    /// Which shard this endpoint is, when several serve one endpoint together (see
+    /// [`Shard`](super::Shard)): the session ids it makes and the ids of its stateless
+    /// sessions' requests name it, so that a router can send each request to its shard.
+    /// `None` (the default): the endpoint is alone.
+    pub shard: Option<super::Shard>,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -334,6 +339,7 @@ impl fmt::Debug for EndpointConfig {
             .field("max_stored_bytes_total", &self.max_stored_bytes_total)
             .field("legacy_sse", &self.legacy_sse)
             .field("tool_headers", &self.tool_headers.is_some())
+            .field("shard", &self.shard)
             .finish()
     }
 }
@@ -391,6 +397,7 @@ impl EndpointConfig {
             max_stored_bytes_total: DEFAULT_STORE_TOTAL_BYTES,
             legacy_sse: None,
             tool_headers: None,
+            shard: None,
         }
     }
 

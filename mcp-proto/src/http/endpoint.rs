@@ -36,6 +36,36 @@ use crate::time::{Duration, Instant};
 use crate::version::ProtocolVersion;
 
 mod legacy;
+
+impl SessionId {
+    /// The session `parts` names: its `MCP-Session-Id` header (Streamable HTTP), else its
+    /// `sessionId` query parameter (a legacy HTTP+SSE POST). `None` for a request that names
+    /// none (an `initialize`, a stateless request, a legacy `GET`) or one the endpoint would
+    /// refuse as malformed. For a driver that spreads sessions over several endpoints: the
+    /// endpoint that opened a session is the one to route its requests to.
+    ///
+    /// ```
+    /// use mcp_proto::http::SessionId;
+    ///
+    /// let (parts, ()) = http::Request::post("/mcp")
+    ///     .header("mcp-session-id", "000000000000000000000000000000ab")
+    ///     .body(())
+    ///     .unwrap()
+    ///     .into_parts();
+    /// assert_eq!(SessionId::of_request(&parts), Some(SessionId::from_u128(0xab)));
+    /// let (legacy, ()) = http::Request::post("/messages?sessionId=000000000000000000000000000000cd")
+    ///     .body(())
+    ///     .unwrap()
+    ///     .into_parts();
+    /// assert_eq!(SessionId::of_request(&legacy), Some(SessionId::from_u128(0xcd)));
+    /// ```
+    pub fn of_request(parts: &Parts) -> Option<SessionId> {
+        match parts.headers.get(&MCP_SESSION_ID) {
+            Some(raw) => SessionId::parse(raw.to_str().ok()?.trim()),
+            None => SessionId::parse(legacy::session_param(parts.uri.query())?),
+        }
+    }
+}
 mod modern;
 pub use modern::{DeferredHead, reply_status};
 
@@ -535,7 +565,11 @@ impl Endpoint {
                 None,
             ));
         };
-        let sid = SessionId::from_u128(random);
+        // A shard's session ids name it (in their low byte), for the router in front.
+        let sid = SessionId::from_u128(match self.config.shard {
+            Some(shard) => shard.mark(random),
+            None => random,
+        });
         if let (Some(p), Some(share)) = (peer, self.config.max_sessions_per_peer) {
             while self.peers.get(&p).copied().unwrap_or(0) >= share {
                 if !self.evict_one(now, Some(p)) {
@@ -869,12 +903,14 @@ impl Endpoint {
     /// request) without randomness or, very unlikely, when both draws land near ids in use.
     /// The ids stay below 2^53, which JavaScript clients read exactly.
     fn request_id_base(&self, random: Option<u128>) -> Option<i64> {
-        const LOW: u64 = 1 << 52;
-        const SPAN: u64 = 1 << 20;
+        const SPAN: u64 = super::shard::REQUEST_ID_BLOCK;
         let random = random?;
+        // In a block of the endpoint's shard (any block when it is not sharded), so that the
+        // client's answers can be routed back to it.
+        let shard = self.config.shard.or_else(|| super::Shard::new(0, 1))?;
         [random as u64, (random >> 64) as u64]
             .into_iter()
-            .map(|word| LOW + word % (LOW - SPAN))
+            .map(|word| shard.request_id_base(word))
             .find(|base| {
                 let (lo, hi) = ((base - SPAN) as i64, (base + SPAN) as i64);
                 self.awaiting.range(lo..hi).next().is_none()

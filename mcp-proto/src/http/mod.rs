@@ -89,6 +89,7 @@ mod event_store;
 mod headers;
 mod reply;
 mod session_id;
+mod shard;
 
 pub use config::{
     AllowList, Cors, DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_STORE_BYTES, DEFAULT_STORE_EVENTS,
@@ -100,3 +101,4 @@ pub use event_store::{EventStore, MemoryEventStore};
 pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 pub use reply::{Body, StreamId, StreamPoll};
 pub use session_id::SessionId;
+pub use shard::{MAX_SHARDS, Shard};

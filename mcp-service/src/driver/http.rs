@@ -85,7 +85,8 @@ pub async fn serve_http_with<D: Driver>(
     options: HttpServerOptions,
 ) -> io::Result<()> {
     use crate::hyper_server::{HyperService, serve_connection_with};
-    let service = HyperService::spawn(&rt, &server, config).body_limits(&rt, options.body);
+    let service = HyperService::spawn_shards(&rt, &server, config, options.shards)
+        .body_limits(&rt, options.body);
     let options = std::sync::Arc::new(options);
     super::accept_loop(
         &rt,

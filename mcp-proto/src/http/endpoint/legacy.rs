@@ -164,7 +164,7 @@ impl Endpoint {
 /// The value of the `sessionId` query parameter. The client sends back the URL of the
 /// `endpoint` event verbatim, so the value is the id as announced (hex digits, nothing to
 /// percent-decode); a mangled one simply names no session.
-fn session_param(query: Option<&str>) -> Option<&str> {
+pub(in crate::http) fn session_param(query: Option<&str>) -> Option<&str> {
     query?
         .split('&')
         .filter_map(|pair| pair.split_once('='))
