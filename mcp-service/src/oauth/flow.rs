@@ -2,10 +2,15 @@
 //! their replies until it holds an access token or an error.
 //!
 //! Order of business: refresh (when a refresh token is kept and this is not a step-up) →
-//! Protected Resource Metadata → authorization server metadata → client identity (configured,
-//! kept, Client ID Metadata Document, or Dynamic Client Registration) → authorization request
-//! (PKCE S256, `state`, `resource`, `scope`) → token request. No IO, no clock, no randomness:
-//! the caller sends the requests, passes the time replies arrive, and supplies the random bytes.
+//! Protected Resource Metadata → authorization server metadata (each server the metadata lists,
+//! in order, until one has usable metadata) → client identity (configured, kept, Client ID
+//! Metadata Document, or Dynamic Client Registration) → the grant: the authorization request
+//! (PKCE S256, `state`, `resource`, `scope`) and the code's token request, or at once the
+//! token request of `client_credentials` or the JWT bearer grant (after the token exchange at
+//! the identity provider for enterprise-managed authorization). Token requests carry a DPoP
+//! proof when a DPoP key is configured, and are sent again once with the server's nonce when
+//! it asks for one. No IO, no clock, no randomness: the caller sends the requests, passes the
+//! time, and supplies the random bytes.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -14,6 +19,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use url::Url;
 use url::form_urlencoded;
 
@@ -23,16 +29,27 @@ use super::discovery::{
     issuer_matches, resource_matches,
 };
 use super::error::OAuthError;
+use super::grant::{self, Grant, JWT_CLIENT_ASSERTION, parse_id_jag_response};
 use super::pkce::{Pkce, b64url};
-use super::store::{Authorization, ClientCredentials, TokenEndpointAuth, TokenSet, TokenStore};
+use super::store::{
+    Authorization, ClientCredentials, TokenEndpointAuth, TokenSet, TokenStore, TokenType,
+};
 use super::{Entropy, OAuthConfig, ScopePolicy};
+
+/// The `DPoP` request header (RFC 9449 §4.1).
+pub const DPOP: header::HeaderName = header::HeaderName::from_static("dpop");
+/// The `DPoP-Nonce` reply header (RFC 9449 §8).
+pub const DPOP_NONCE: header::HeaderName = header::HeaderName::from_static("dpop-nonce");
+/// Token requests sent again with a server's fresh DPoP nonce, per request.
+const NONCE_RETRIES: u8 = 1;
 
 /// What an [`AuthFlow`] wants done next.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Step {
     /// Send this request (do not follow redirects) and pass the reply to
-    /// [`AuthFlow::handle_response`].
+    /// [`AuthFlow::handle_response`] (or a failure to send it to
+    /// [`AuthFlow::handle_error`]).
     Send(Request<Vec<u8>>),
     /// The authorization request (a `GET` of the authorization URL, [`Request::uri`]). A host
     /// with a user opens the URL in a browser and passes the URL its redirect URI was called
@@ -40,21 +57,42 @@ pub enum Step {
     /// approves without a user, as in tests) sends it without following redirects and passes
     /// the reply to [`AuthFlow::handle_response`].
     Authorize(Request<Vec<u8>>),
-    /// Authorized: send `Authorization: Bearer <token>` on the MCP requests.
-    /// [`AuthFlow::authorization`] has the full record, already saved in the token store.
+    /// Authorized: the access token. [`AuthFlow::authorization`] has the full record (with
+    /// the token type: `Bearer`, or `DPoP` for a DPoP-bound token), already saved in the
+    /// token store.
     Done(String),
 }
 
 #[derive(Debug)]
 enum State {
     Refresh,
-    ResourceMetadata { candidates: Vec<Url>, next: usize },
-    ServerMetadata { candidates: Vec<Url>, next: usize },
+    ResourceMetadata {
+        candidates: Vec<Url>,
+        next: usize,
+    },
+    ServerMetadata {
+        candidates: Vec<Url>,
+        next: usize,
+    },
     Register,
-    Authorize { url: Url },
+    Authorize {
+        url: Url,
+    },
+    /// The token exchange at the enterprise identity provider (ID-JAG).
+    TokenExchange,
     Token,
     Done(Box<Authorization>),
     Failed(OAuthError),
+}
+
+/// What is added to a request when it is sent, dated then ([`AuthFlow::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sign {
+    /// A DPoP proof for the token endpoint, with this `jti`.
+    Dpop([u8; 16]),
+    /// The `private_key_jwt` client assertion, with this `jti`, for the audience of the
+    /// flow's authorization server.
+    ClientAssertion([u8; 16]),
 }
 
 /// A request to be made, kept as parts so that [`AuthFlow::step`] can be asked again.
@@ -64,6 +102,9 @@ struct Pending {
     url: Url,
     headers: Vec<(header::HeaderName, String)>,
     body: Vec<u8>,
+    sign: Vec<Sign>,
+    /// Times the request was sent again with a DPoP nonce.
+    nonce_retries: u8,
 }
 
 impl Pending {
@@ -73,23 +114,9 @@ impl Pending {
             url,
             headers: vec![(header::ACCEPT, "application/json".to_owned())],
             body: Vec::new(),
+            sign: Vec::new(),
+            nonce_retries: 0,
         }
-    }
-
-    fn to_request(&self) -> Request<Vec<u8>> {
-        let mut req = Request::new(self.body.clone());
-        *req.method_mut() = self.method.clone();
-        // A `url::Url` is always a valid URI; a failure here would leave the default `/`,
-        // which the peer answers with an error the flow reports.
-        if let Ok(uri) = self.url.as_str().parse() {
-            *req.uri_mut() = uri;
-        }
-        for (name, value) in &self.headers {
-            if let Ok(v) = HeaderValue::from_str(value) {
-                req.headers_mut().append(name.clone(), v);
-            }
-        }
-        req
     }
 }
 
@@ -105,10 +132,20 @@ pub struct AuthFlow {
     challenge: Challenge,
     pkce: Pkce,
     state_param: String,
+    /// Seeds the `jti`s of the flow's signed JWTs.
+    jti_seed: [u8; 32],
+    jtis: u32,
     prior: Option<Authorization>,
+    /// Renewing a token that still works: a refused refresh fails instead of starting over.
+    renew: bool,
     /// The `resource` parameter (RFC 8707).
     resource: String,
     prm: Option<ProtectedResourceMetadata>,
+    /// The authorization servers the Protected Resource Metadata lists, and the next to try.
+    servers: Vec<Url>,
+    next_server: usize,
+    /// Why the servers tried so far failed discovery.
+    server_errors: Vec<OAuthError>,
     issuer: Option<Url>,
     /// No Protected Resource Metadata: the 2025-03-26 rules (the MCP server's origin is the
     /// authorization server, default endpoints when it has no metadata).
@@ -137,9 +174,14 @@ impl AuthFlow {
         server_url: Url,
         challenge: Challenge,
         entropy: &Entropy,
+        renew: bool,
     ) -> Result<AuthFlow, OAuthError> {
         let server_key = canonical_resource(&server_url);
         let prior = store.load(&server_key);
+        let mut seed = Sha256::new();
+        seed.update(b"mcp-oauth-jti");
+        seed.update(entropy.pkce);
+        seed.update(entropy.state);
         let mut flow = AuthFlow {
             config,
             store,
@@ -148,8 +190,14 @@ impl AuthFlow {
             server_url,
             pkce: Pkce::from_random(&entropy.pkce),
             state_param: b64url(&entropy.state),
+            jti_seed: seed.finalize().into(),
+            jtis: 0,
             prior,
+            renew,
             prm: None,
+            servers: Vec::new(),
+            next_server: 0,
+            server_errors: Vec::new(),
             issuer: None,
             legacy: false,
             metadata: None,
@@ -160,17 +208,21 @@ impl AuthFlow {
             pending: None,
             challenge,
         };
+        let refresh = flow
+            .prior
+            .clone()
+            .filter(|p| p.tokens.refresh_token.is_some());
         if flow.challenge.insufficient_scope {
             flow.check_step_up()?;
             flow.start_discovery()?;
-        } else if let Some(prior) = flow
-            .prior
-            .as_ref()
-            .filter(|p| p.tokens.refresh_token.is_some())
-        {
-            let pending = flow.refresh_request(prior)?;
+        } else if let Some(prior) = refresh {
+            let pending = flow.refresh_request(&prior)?;
             flow.pending = Some(pending);
             flow.state = State::Refresh;
+        } else if renew && flow.config.grant.is_interactive() {
+            return Err(OAuthError::Configuration(
+                "no refresh token to renew the authorization with".to_owned(),
+            ));
         } else {
             flow.start_discovery()?;
         }
@@ -178,26 +230,28 @@ impl AuthFlow {
         Ok(flow)
     }
 
-    /// What to do next: a request to send, or the access token. After an error, that error.
+    /// What to do next: a request to send at `now` (which dates the DPoP proof and client
+    /// assertion it may carry), or the access token. After an error, that error.
     ///
     /// # Errors
     /// The error that ended the flow (from [`handle_response`](Self::handle_response) or
     /// [`handle_callback`](Self::handle_callback)), again; [`OAuthError::NotWaiting`] when
-    /// there is no request to make (a reply is being handled).
-    pub fn step(&self) -> Result<Step, OAuthError> {
+    /// there is no request to make (a reply is being handled); [`OAuthError::Key`] when a
+    /// proof or assertion cannot be signed (the flow goes on).
+    pub fn step(&self, now: SystemTime) -> Result<Step, OAuthError> {
         match &self.state {
             State::Done(a) => Ok(Step::Done(a.tokens.access_token.clone())),
             State::Failed(e) => Err(e.clone()),
             State::Authorize { .. } => self
                 .pending
                 .as_ref()
-                .map(|p| Step::Authorize(p.to_request()))
-                .ok_or(OAuthError::NotWaiting),
+                .map(|p| self.to_request(p, now).map(Step::Authorize))
+                .unwrap_or(Err(OAuthError::NotWaiting)),
             _ => self
                 .pending
                 .as_ref()
-                .map(|p| Step::Send(p.to_request()))
-                .ok_or(OAuthError::NotWaiting),
+                .map(|p| self.to_request(p, now).map(Step::Send))
+                .unwrap_or(Err(OAuthError::NotWaiting)),
         }
     }
 
@@ -218,10 +272,12 @@ impl AuthFlow {
     /// refused registration or token request, with the OAuth `error` of the body);
     /// [`OAuthError::InvalidResponse`] for a metadata document or reply that is not what its
     /// specification requires; [`OAuthError::ResourceMismatch`] /
-    /// [`OAuthError::IssuerMismatch`] for metadata about another resource or issuer;
-    /// [`OAuthError::NoAuthorizationServerMetadata`] when no well-known location had any;
-    /// [`OAuthError::PkceNotSupported`] for a server without PKCE `S256`;
-    /// [`OAuthError::NoClientRegistration`] when there is no way to get a client id;
+    /// [`OAuthError::IssuerMismatch`] for metadata about another resource or issuer (when no
+    /// other authorization server is listed); [`OAuthError::NoAuthorizationServerMetadata`]
+    /// when no well-known location had any; [`OAuthError::PkceNotSupported`] for a server
+    /// without PKCE `S256`; [`OAuthError::NoClientRegistration`] when there is no way to get
+    /// a client id; [`OAuthError::Configuration`] for a grant the configuration cannot run;
+    /// [`OAuthError::Assertion`] for an assertion that cannot be read;
     /// [`OAuthError::InvalidUrl`] for an unusable URL in metadata; and
     /// [`OAuthError::NotWaiting`] when the flow waits for no reply.
     pub fn handle_response(
@@ -230,6 +286,18 @@ impl AuthFlow {
         response: Response<Vec<u8>>,
     ) -> Result<(), OAuthError> {
         let result = self.on_response(now, response);
+        self.settle(result)
+    }
+
+    /// The request of the last [`step`](Self::step) could not be carried out (`reason`: a
+    /// refused connection, a timeout). During authorization server discovery the flow goes on
+    /// with the next server the Protected Resource Metadata lists; otherwise it ends.
+    ///
+    /// # Errors
+    /// [`OAuthError::Transport`] with `reason` when the flow ends (or the error of the last
+    /// server when none is left); [`OAuthError::NotWaiting`] when it waits for no reply.
+    pub fn handle_error(&mut self, reason: &str) -> Result<(), OAuthError> {
+        let result = self.on_error(reason);
         self.settle(result)
     }
 
@@ -267,12 +335,86 @@ impl AuthFlow {
         result
     }
 
+    /// A fresh `jti` for a signed JWT of this flow.
+    fn next_jti(&mut self) -> [u8; 16] {
+        self.jtis += 1;
+        let mut h = Sha256::new();
+        h.update(self.jti_seed);
+        h.update(self.jtis.to_be_bytes());
+        let digest: [u8; 32] = h.finalize().into();
+        let mut jti = [0; 16];
+        jti.copy_from_slice(&digest[..16]);
+        jti
+    }
+
+    /// `pending` as a request sent at `now`: its proof and assertion signed.
+    fn to_request(&self, p: &Pending, now: SystemTime) -> Result<Request<Vec<u8>>, OAuthError> {
+        let mut body = p.body.clone();
+        let mut extra = Vec::new();
+        for sign in &p.sign {
+            match sign {
+                Sign::Dpop(jti) => {
+                    if let Some(proof) = super::dpop_proof(
+                        &self.config,
+                        p.method.as_str(),
+                        p.url.as_str(),
+                        None,
+                        now,
+                        jti,
+                    )? {
+                        extra.push((DPOP, proof));
+                    }
+                }
+                Sign::ClientAssertion(jti) => {
+                    let client = self
+                        .client
+                        .as_ref()
+                        .or(self.prior.as_ref().map(|a| &a.client));
+                    let audience = self
+                        .metadata
+                        .as_ref()
+                        .map(|m| m.issuer.clone())
+                        .or_else(|| self.prior.as_ref().map(|a| a.issuer.clone()))
+                        .unwrap_or_default();
+                    let client_id = client.map(|c| c.client_id.as_str()).unwrap_or_default();
+                    let assertion =
+                        super::client_assertion(&self.config, client_id, &audience, now, jti)?;
+                    let mut form = form_urlencoded::Serializer::new(String::new());
+                    form.append_pair("client_assertion_type", JWT_CLIENT_ASSERTION)
+                        .append_pair("client_assertion", &assertion);
+                    if !body.is_empty() {
+                        body.push(b'&');
+                    }
+                    body.extend_from_slice(form.finish().as_bytes());
+                }
+            }
+        }
+        let mut req = Request::new(body);
+        *req.method_mut() = p.method.clone();
+        // A `url::Url` is always a valid URI; a failure here would leave the default `/`,
+        // which the peer answers with an error the flow reports.
+        if let Ok(uri) = p.url.as_str().parse() {
+            *req.uri_mut() = uri;
+        }
+        for (name, value) in p.headers.iter().chain(extra.iter()) {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                req.headers_mut().append(name.clone(), v);
+            }
+        }
+        Ok(req)
+    }
+
     /// The request about to be made may go where it points ([`super::ssrf`]): the user's
-    /// browser opens the authorization URL, but a headless approval fetches it too.
+    /// browser opens the authorization URL, but a headless approval fetches it too. The
+    /// identity provider's token endpoint is the application's choice, not the server's, and
+    /// is not checked.
     fn check_pending(&self) -> Result<(), OAuthError> {
         let Some(pending) = &self.pending else {
             return Ok(());
         };
+        if matches!(self.state, State::TokenExchange) {
+            return Ok(());
+        }
         let allow = self.config.allow_private_addresses;
         super::ssrf::check(&self.server_url, &pending.url, allow).map_err(|reason| {
             OAuthError::InvalidUrl {
@@ -289,17 +431,78 @@ impl AuthFlow {
         })
     }
 
+    fn on_error(&mut self, reason: &str) -> Result<(), OAuthError> {
+        let Some(pending) = self.pending.take() else {
+            return Err(OAuthError::NotWaiting);
+        };
+        let state = std::mem::replace(&mut self.state, State::Failed(OAuthError::NotWaiting));
+        let error = |what| OAuthError::Transport {
+            what,
+            url: pending.url.to_string(),
+            reason: reason.to_owned(),
+        };
+        match state {
+            State::ServerMetadata { .. } if !self.legacy => {
+                self.next_authorization_server(error("authorization server metadata request"))
+            }
+            State::ResourceMetadata { .. } => Err(error("protected resource metadata request")),
+            State::ServerMetadata { .. } => Err(error("authorization server metadata request")),
+            State::Register => Err(error("client registration")),
+            State::Authorize { .. } => Err(error("authorization request")),
+            State::TokenExchange => Err(error("token exchange")),
+            State::Refresh | State::Token => Err(error("token request")),
+            State::Done(a) => {
+                self.state = State::Done(a);
+                Err(OAuthError::NotWaiting)
+            }
+            State::Failed(e) => Err(e),
+        }
+    }
+
+    /// A token endpoint's `use_dpop_nonce` (RFC 9449 §8): the request goes again with the
+    /// nonce (now kept), at most [`NONCE_RETRIES`] times. Every `DPoP-Nonce` is kept.
+    fn dpop_nonce_retry(&mut self, pending: &Pending, resp: &Response<Vec<u8>>) -> bool {
+        let Some(nonce) = resp.headers().get(DPOP_NONCE).and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        if !super::dpop_enabled(&self.config) {
+            return false;
+        }
+        super::dpop_set_nonce(&self.config, pending.url.as_str(), nonce);
+        let asks = resp.status() == StatusCode::BAD_REQUEST
+            && oauth_error_code(resp.body()).as_deref() == Some("use_dpop_nonce");
+        if !asks || pending.nonce_retries >= NONCE_RETRIES {
+            return false;
+        }
+        let mut again = pending.clone();
+        again.nonce_retries += 1;
+        for sign in &mut again.sign {
+            let jti = self.next_jti();
+            match sign {
+                Sign::Dpop(j) | Sign::ClientAssertion(j) => *j = jti,
+            }
+        }
+        tracing::debug!(target: "mcp::oauth", url = %pending.url, "token request again with the server's DPoP nonce");
+        self.pending = Some(again);
+        true
+    }
+
     fn on_response(&mut self, now: SystemTime, resp: Response<Vec<u8>>) -> Result<(), OAuthError> {
         let Some(pending) = self.pending.take() else {
             return Err(OAuthError::NotWaiting);
         };
         let status = resp.status();
         let state = std::mem::replace(&mut self.state, State::Failed(OAuthError::NotWaiting));
+        if matches!(state, State::Refresh | State::Token) && self.dpop_nonce_retry(&pending, &resp)
+        {
+            self.state = state;
+            return Ok(());
+        }
         match state {
             State::Refresh => {
                 if status.is_success() {
                     let prior = self.prior.clone().ok_or(OAuthError::NotWaiting)?;
-                    let mut tokens = parse_token_response(&pending.url, resp.body(), now)?;
+                    let mut tokens = self.token_response(&pending.url, resp.body(), now)?;
                     if tokens.refresh_token.is_none() {
                         tokens.refresh_token = prior.tokens.refresh_token.clone();
                     }
@@ -308,6 +511,13 @@ impl AuthFlow {
                     }
                     let auth = Authorization { tokens, ..prior };
                     self.finish(auth);
+                } else if self.renew {
+                    return Err(http_error(
+                        "refresh request",
+                        &pending.url,
+                        status,
+                        resp.body(),
+                    ));
                 } else {
                     // Refused (expired or revoked refresh token, changed client): start over.
                     tracing::debug!(target: "mcp::oauth", %status, "refresh refused; authorizing anew");
@@ -334,17 +544,27 @@ impl AuthFlow {
             }
             State::ServerMetadata { candidates, next } => {
                 if status.is_success() {
-                    self.on_server_metadata(&pending.url, resp.body())
+                    match self.on_server_metadata(&pending.url, resp.body()) {
+                        Err(e) if !self.legacy && discovery_failure(&e) => {
+                            self.next_authorization_server(e)
+                        }
+                        other => other,
+                    }
                 } else if status.is_client_error() {
                     self.tried.push(pending.url.to_string());
                     self.next_server_metadata(candidates, next)
                 } else {
-                    Err(http_error(
+                    let e = http_error(
                         "authorization server metadata request",
                         &pending.url,
                         status,
                         resp.body(),
-                    ))
+                    );
+                    if self.legacy {
+                        Err(e)
+                    } else {
+                        self.next_authorization_server(e)
+                    }
                 }
             }
             State::Register => {
@@ -388,6 +608,19 @@ impl AuthFlow {
                     ))
                 }
             }
+            State::TokenExchange => {
+                if !status.is_success() {
+                    return Err(http_error(
+                        "token exchange",
+                        &pending.url,
+                        status,
+                        resp.body(),
+                    ));
+                }
+                let id_jag = parse_id_jag_response(&pending.url, resp.body())?;
+                let form = grant::jwt_bearer_form(id_jag, self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
             State::Token => {
                 if !status.is_success() {
                     return Err(http_error(
@@ -397,7 +630,7 @@ impl AuthFlow {
                         resp.body(),
                     ));
                 }
-                let tokens = parse_token_response(&pending.url, resp.body(), now)?;
+                let tokens = self.token_response(&pending.url, resp.body(), now)?;
                 let (Some(client), Some(metadata)) = (self.client.clone(), self.metadata.as_ref())
                 else {
                     return Err(OAuthError::NotWaiting);
@@ -419,6 +652,24 @@ impl AuthFlow {
             }
             State::Failed(e) => Err(e),
         }
+    }
+
+    /// A token reply: a DPoP-bound token needs the DPoP key.
+    fn token_response(
+        &self,
+        url: &Url,
+        body: &[u8],
+        now: SystemTime,
+    ) -> Result<TokenSet, OAuthError> {
+        let tokens = parse_token_response(url, body, now)?;
+        if tokens.token_type == TokenType::DPoP && !super::dpop_enabled(&self.config) {
+            return Err(OAuthError::InvalidResponse {
+                what: "token response",
+                url: url.to_string(),
+                reason: "a DPoP-bound token, but this client has no DPoP key".to_owned(),
+            });
+        }
+        Ok(tokens)
     }
 
     fn finish(&mut self, auth: Authorization) {
@@ -521,28 +772,58 @@ impl AuthFlow {
                 found: prm.resource.clone(),
             });
         }
-        let first = prm
-            .authorization_servers
-            .first()
-            .ok_or_else(|| invalid("authorization_servers is empty".to_owned()))?;
-        let issuer = Url::parse(first).map_err(|e| OAuthError::InvalidUrl {
-            what: "authorization server",
-            url: first.clone(),
-            reason: e.to_string(),
-        })?;
-        if !matches!(issuer.scheme(), "http" | "https") {
-            return Err(OAuthError::InvalidUrl {
+        if prm.authorization_servers.is_empty() {
+            return Err(invalid("authorization_servers is empty".to_owned()));
+        }
+        let mut servers = Vec::new();
+        for s in &prm.authorization_servers {
+            let issuer = Url::parse(s).map_err(|e| OAuthError::InvalidUrl {
                 what: "authorization server",
-                url: first.clone(),
-                reason: "not an http(s) URL".to_owned(),
-            });
+                url: s.clone(),
+                reason: e.to_string(),
+            })?;
+            if !matches!(issuer.scheme(), "http" | "https") {
+                return Err(OAuthError::InvalidUrl {
+                    what: "authorization server",
+                    url: s.clone(),
+                    reason: "not an http(s) URL".to_owned(),
+                });
+            }
+            servers.push(issuer);
         }
         self.resource = prm.resource.clone();
         self.prm = Some(prm);
+        self.servers = servers;
+        self.next_server = 0;
+        self.start_server_discovery()
+    }
+
+    /// Discovery of the next authorization server the Protected Resource Metadata lists.
+    fn start_server_discovery(&mut self) -> Result<(), OAuthError> {
+        let issuer = self
+            .servers
+            .get(self.next_server)
+            .cloned()
+            .ok_or(OAuthError::NotWaiting)?;
+        self.next_server += 1;
         let candidates = discovery::authorization_server_metadata_urls(&issuer);
         self.issuer = Some(issuer);
         self.tried.clear();
         self.next_server_metadata(candidates, 0)
+    }
+
+    /// The current authorization server failed discovery with `error`: the next one, if the
+    /// metadata lists more; else `error` (the first server's, when several failed).
+    fn next_authorization_server(&mut self, error: OAuthError) -> Result<(), OAuthError> {
+        if self.next_server < self.servers.len() {
+            tracing::debug!(target: "mcp::oauth", %error, "authorization server discovery failed; trying the next one");
+            self.server_errors.push(error);
+            return self.start_server_discovery();
+        }
+        match self.server_errors.first() {
+            Some(first) => Err(first.clone()),
+            None => Err(error),
+        }
     }
 
     fn next_server_metadata(
@@ -565,10 +846,11 @@ impl AuthFlow {
             ));
             return self.choose_client();
         }
-        Err(OAuthError::NoAuthorizationServerMetadata {
+        let error = OAuthError::NoAuthorizationServerMetadata {
             issuer: self.issuer.as_ref().map(Url::to_string).unwrap_or_default(),
             tried: self.tried.join(", "),
-        })
+        };
+        self.next_authorization_server(error)
     }
 
     fn on_server_metadata(&mut self, url: &Url, body: &[u8]) -> Result<(), OAuthError> {
@@ -585,15 +867,17 @@ impl AuthFlow {
                 found: metadata.issuer,
             });
         }
-        if !self.legacy && !metadata.supports_s256() {
+        let code = self.config.grant.is_interactive();
+        if code && !self.legacy && !metadata.supports_s256() {
             return Err(OAuthError::PkceNotSupported {
                 issuer: metadata.issuer,
             });
         }
-        for (what, u) in [
-            ("authorization endpoint", &metadata.authorization_endpoint),
-            ("token endpoint", &metadata.token_endpoint),
-        ] {
+        let mut endpoints = vec![("token endpoint", &metadata.token_endpoint)];
+        if code {
+            endpoints.push(("authorization endpoint", &metadata.authorization_endpoint));
+        }
+        for (what, u) in endpoints {
             Url::parse(u).map_err(|e| OAuthError::InvalidUrl {
                 what,
                 url: u.clone(),
@@ -615,6 +899,12 @@ impl AuthFlow {
                     .auth_method
                     .unwrap_or_else(|| choose_auth_method(pre.client_secret.is_some(), supported)),
             })
+        } else if !self.config.grant.is_interactive() {
+            return Err(OAuthError::Configuration(format!(
+                "the {} grant needs a client registered with {} (OAuthConfig::pre_registered or private_key_jwt)",
+                grant_name(&self.config.grant),
+                metadata.issuer
+            )));
         } else if let Some(kept) = self.store.load_client(&metadata.issuer) {
             Some(kept)
         } else {
@@ -633,10 +923,85 @@ impl AuthFlow {
         match client {
             Some(c) => {
                 self.client = Some(c);
-                self.start_authorization()
+                self.start_grant()
             }
             None => self.start_registration(),
         }
+    }
+
+    /// With metadata and a client: the configured grant's first request.
+    fn start_grant(&mut self) -> Result<(), OAuthError> {
+        match self.config.grant.clone() {
+            Grant::AuthorizationCode => self.start_authorization(),
+            Grant::ClientCredentials => {
+                self.scope = self.select_scope();
+                let form = grant::client_credentials_form(self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
+            Grant::JwtBearer(source) => {
+                self.scope = self.select_scope();
+                let assertion = source.load()?;
+                let form = grant::jwt_bearer_form(assertion, self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
+            Grant::EnterpriseManaged(idp) => {
+                self.scope = self.select_scope();
+                let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
+                let id_token = idp.id_token.load()?;
+                let form = grant::id_jag_exchange_form(
+                    id_token,
+                    &metadata.issuer,
+                    &self.resource,
+                    self.scope.as_deref(),
+                );
+                let idp_client = ClientCredentials {
+                    client_id: idp.client_id.clone(),
+                    client_secret: idp.client_secret.clone(),
+                    auth_method: if idp.client_secret.is_some() {
+                        TokenEndpointAuth::ClientSecretBasic
+                    } else {
+                        TokenEndpointAuth::None
+                    },
+                };
+                let mut pending = token_request(&idp.token_endpoint, &idp_client, form)?;
+                pending.sign.clear();
+                self.pending = Some(pending);
+                self.state = State::TokenExchange;
+                Ok(())
+            }
+        }
+    }
+
+    /// A token request of a grant without a user at the authorization server's token
+    /// endpoint, authenticated as the client's method says, with a DPoP proof if configured.
+    fn grant_token_request(&mut self, form: grant::Form) -> Result<(), OAuthError> {
+        let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
+        let client = self.client.as_ref().ok_or(OAuthError::NotWaiting)?;
+        let pending = token_request(&metadata.token_endpoint, client, form)?;
+        self.pending = Some(self.signed(pending));
+        self.state = State::Token;
+        Ok(())
+    }
+
+    /// `pending` (a token request) with the `jti`s of its assertion and proof: a DPoP proof
+    /// when a DPoP key is configured and the server does not rule ES256 out.
+    fn signed(&mut self, mut pending: Pending) -> Pending {
+        for s in &mut pending.sign {
+            let jti = self.next_jti();
+            if let Sign::ClientAssertion(j) = s {
+                *j = jti;
+            }
+        }
+        let algs = self
+            .metadata
+            .as_ref()
+            .and_then(|m| m.dpop_signing_alg_values_supported.as_ref());
+        let allowed = algs.is_none_or(|a| a.iter().any(|a| a == "ES256"));
+        if super::dpop_enabled(&self.config) && allowed {
+            let jti = self.next_jti();
+            pending.sign.push(Sign::Dpop(jti));
+        }
+        pending
     }
 
     fn start_registration(&mut self) -> Result<(), OAuthError> {
@@ -662,7 +1027,11 @@ impl AuthFlow {
             metadata
                 .token_endpoint_auth_methods_supported
                 .as_ref()
-                .and_then(|m| m.iter().find_map(|n| TokenEndpointAuth::from_name(n)))
+                .and_then(|m| {
+                    m.iter()
+                        .filter_map(|n| TokenEndpointAuth::from_name(n))
+                        .find(|m| *m != TokenEndpointAuth::PrivateKeyJwt)
+                })
         });
         if let (Some(m), Some(obj)) = (method, body.as_object_mut()) {
             obj.insert("token_endpoint_auth_method".to_owned(), m.as_str().into());
@@ -675,6 +1044,8 @@ impl AuthFlow {
                 (header::ACCEPT, "application/json".to_owned()),
             ],
             body: body.to_string().into_bytes(),
+            sign: Vec::new(),
+            nonce_retries: 0,
         });
         self.state = State::Register;
         Ok(())
@@ -701,9 +1072,11 @@ impl AuthFlow {
         let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
         let supported = metadata.token_endpoint_auth_methods_supported.as_deref();
         let auth_method = match r.token_endpoint_auth_method.as_deref() {
-            Some(name) => TokenEndpointAuth::from_name(name).ok_or_else(|| {
-                invalid(format!("unsupported token_endpoint_auth_method {name:?}"))
-            })?,
+            Some(name) => TokenEndpointAuth::from_name(name)
+                .filter(|m| *m != TokenEndpointAuth::PrivateKeyJwt)
+                .ok_or_else(|| {
+                    invalid(format!("unsupported token_endpoint_auth_method {name:?}"))
+                })?,
             None => choose_auth_method(r.client_secret.is_some(), supported),
         };
         if auth_method != TokenEndpointAuth::None && r.client_secret.is_none() {
@@ -719,7 +1092,7 @@ impl AuthFlow {
         };
         self.store.save_client(&metadata.issuer, client.clone());
         self.client = Some(client);
-        self.start_authorization()
+        self.start_grant()
     }
 
     fn select_scope(&self) -> Option<String> {
@@ -851,19 +1224,42 @@ impl AuthFlow {
             ("code_verifier", self.pkce.verifier().to_owned()),
             ("resource", self.resource.clone()),
         ];
-        self.pending = Some(token_request(&metadata.token_endpoint, client, form)?);
+        let pending = token_request(&metadata.token_endpoint, client, form)?;
+        self.pending = Some(self.signed(pending));
         self.state = State::Token;
         Ok(())
     }
 
-    fn refresh_request(&self, prior: &Authorization) -> Result<Pending, OAuthError> {
+    fn refresh_request(&mut self, prior: &Authorization) -> Result<Pending, OAuthError> {
         let refresh = prior.tokens.refresh_token.clone().unwrap_or_default();
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh),
             ("resource", prior.resource.clone()),
         ];
-        token_request(&prior.token_endpoint, &prior.client, form)
+        let pending = token_request(&prior.token_endpoint, &prior.client, form)?;
+        Ok(self.signed(pending))
+    }
+}
+
+/// Errors of one authorization server's discovery after which the next listed server is
+/// tried.
+fn discovery_failure(e: &OAuthError) -> bool {
+    matches!(
+        e,
+        OAuthError::InvalidResponse { .. }
+            | OAuthError::IssuerMismatch { .. }
+            | OAuthError::PkceNotSupported { .. }
+            | OAuthError::InvalidUrl { .. }
+    )
+}
+
+fn grant_name(grant: &Grant) -> &'static str {
+    match grant {
+        Grant::AuthorizationCode => "authorization_code",
+        Grant::ClientCredentials => "client_credentials",
+        Grant::JwtBearer(_) => "JWT bearer",
+        Grant::EnterpriseManaged(_) => "enterprise-managed (ID-JAG)",
     }
 }
 
@@ -888,7 +1284,8 @@ pub fn choose_auth_method(has_secret: bool, supported: Option<&[String]>) -> Tok
     .unwrap_or(TokenEndpointAuth::ClientSecretBasic)
 }
 
-/// A token endpoint `POST` with the client authenticated as its method says.
+/// A token endpoint `POST` with the client authenticated as its method says (a
+/// `private_key_jwt` assertion is signed when the request is sent).
 fn token_request(
     endpoint: &str,
     client: &ClientCredentials,
@@ -906,6 +1303,7 @@ fn token_request(
         ),
         (header::ACCEPT, "application/json".to_owned()),
     ];
+    let mut sign = Vec::new();
     let secret = client.client_secret.clone().unwrap_or_default();
     match client.auth_method {
         TokenEndpointAuth::ClientSecretBasic => {
@@ -922,6 +1320,10 @@ fn token_request(
             form.push(("client_secret", secret));
         }
         TokenEndpointAuth::None => form.push(("client_id", client.client_id.clone())),
+        TokenEndpointAuth::PrivateKeyJwt => {
+            form.push(("client_id", client.client_id.clone()));
+            sign.push(Sign::ClientAssertion([0; 16]));
+        }
     }
     let body = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
@@ -932,6 +1334,8 @@ fn token_request(
         url,
         headers,
         body,
+        sign,
+        nonce_retries: 0,
     })
 }
 
@@ -939,8 +1343,8 @@ fn token_request(
 ///
 /// # Errors
 /// [`OAuthError::InvalidResponse`] for a body that is not such a reply (not JSON, an empty
-/// or missing `access_token`, a `token_type` other than `Bearer`, an `expires_in` that is
-/// not a non-negative number).
+/// or missing `access_token`, a `token_type` other than `Bearer` or `DPoP`, an `expires_in`
+/// that is not a non-negative number).
 pub fn parse_token_response(
     url: &Url,
     body: &[u8],
@@ -966,12 +1370,12 @@ pub fn parse_token_response(
     if r.access_token.is_empty() {
         return Err(invalid("empty access_token".to_owned()));
     }
-    if !r.token_type.eq_ignore_ascii_case("bearer") {
-        return Err(invalid(format!(
-            "token_type {:?} is not Bearer",
+    let token_type = TokenType::from_name(&r.token_type).ok_or_else(|| {
+        invalid(format!(
+            "token_type {:?} is neither Bearer nor DPoP",
             r.token_type
-        )));
-    }
+        ))
+    })?;
     let expires_in = match r.expires_in {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::Number(n)) => Some(
@@ -988,10 +1392,23 @@ pub fn parse_token_response(
     };
     Ok(TokenSet {
         access_token: r.access_token,
+        token_type,
+        issued_at: Some(now),
         refresh_token: r.refresh_token.filter(|t| !t.is_empty()),
         expires_at: expires_in.and_then(|s| now.checked_add(Duration::from_secs(s))),
         scope: r.scope,
     })
+}
+
+/// The OAuth `error` code of a reply body.
+fn oauth_error_code(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct ErrorBody {
+        error: String,
+    }
+    serde_json::from_slice::<ErrorBody>(body)
+        .ok()
+        .map(|b| b.error)
 }
 
 fn http_error(what: &'static str, url: &Url, status: StatusCode, body: &[u8]) -> OAuthError {
@@ -1121,7 +1538,7 @@ mod tests {
     ) -> (Vec<String>, Result<String, OAuthError>) {
         let mut seen = Vec::new();
         for _ in 0..32 {
-            let step = match flow.step() {
+            let step = match flow.step(now()) {
                 Ok(s) => s,
                 Err(e) => return (seen, Err(e)),
             };
@@ -1567,7 +1984,7 @@ mod tests {
             "{e}"
         );
         // The flow stays failed with the same error.
-        assert_eq!(flow.step().unwrap_err(), e);
+        assert_eq!(flow.step(now()).unwrap_err(), e);
         assert_eq!(
             flow.handle_response(now(), not_found()).unwrap_err(),
             OAuthError::NotWaiting
@@ -1840,7 +2257,7 @@ mod tests {
             .authorize(MCP, &Challenge::default(), &entropy())
             .unwrap();
         let state = loop {
-            match flow.step().unwrap() {
+            match flow.step(now()).unwrap() {
                 Step::Authorize(req) => break get(&query(&req), "state").unwrap().to_owned(),
                 Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
                 Step::Done(_) => panic!("done before authorizing"),
@@ -1857,7 +2274,7 @@ mod tests {
             .authorize(MCP, &Challenge::default(), &entropy())
             .unwrap();
         loop {
-            match flow.step().unwrap() {
+            match flow.step(now()).unwrap() {
                 Step::Authorize(_) => break,
                 Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
                 Step::Done(_) => panic!("done before authorizing"),
@@ -1865,11 +2282,11 @@ mod tests {
         }
         flow.handle_callback(&format!("{REDIRECT}?code=c&state={state}"))
             .unwrap();
-        match flow.step().unwrap() {
+        match flow.step(now()).unwrap() {
             Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(flow.step().unwrap(), Step::Done(t) if t == "at-1"));
+        assert!(matches!(flow.step(now()).unwrap(), Step::Done(t) if t == "at-1"));
         assert!(flow.authorization().is_some());
         assert_eq!(
             flow.handle_callback(REDIRECT).unwrap_err(),
@@ -1881,7 +2298,10 @@ mod tests {
     fn token_response_validation() {
         let url = Url::parse("http://as.test/token").unwrap();
         let parse = |v: Value| parse_token_response(&url, v.to_string().as_bytes(), now());
-        assert!(parse(json!({"access_token": "a", "token_type": "DPoP"})).is_err());
+        assert!(parse(json!({"access_token": "a", "token_type": "N_A"})).is_err());
+        let dpop = parse(json!({"access_token": "a", "token_type": "dpop"})).unwrap();
+        assert_eq!(dpop.token_type, TokenType::DPoP);
+        assert_eq!(dpop.issued_at, Some(now()));
         assert!(parse(json!({"access_token": "", "token_type": "Bearer"})).is_err());
         assert!(parse(json!({"token_type": "Bearer"})).is_err());
         assert!(
