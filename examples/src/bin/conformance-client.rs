@@ -344,10 +344,7 @@ impl Drop for TempFile {
 /// The OAuth client of an `auth/*` scenario: the grant its context calls for, DPoP on (a
 /// server that issues Bearer tokens gets them used as such), and the file the workload
 /// identity token was written to, if any (kept until the run ends).
-fn auth_client(
-    scenario: &str,
-    context: &Value,
-) -> Result<(OAuthClient, Option<TempFile>), String> {
+fn auth_client(scenario: &str, context: &Value) -> Result<(OAuthClient, Option<TempFile>), String> {
     let dpop = DpopKey::generate().map_err(|e| e.to_string())?;
     let mut file = None;
     let config = if context.get("private_key_pem").is_some() {
@@ -385,10 +382,12 @@ fn auth_client(
             .grant(Grant::JwtBearer(source))
             .pre_registered(context_str(context, "client_id")?, None)
     } else if scenario.starts_with("auth/client-credentials") {
-        base_config().grant(Grant::ClientCredentials).pre_registered(
-            context_str(context, "client_id")?,
-            Some(context_str(context, "client_secret")?.to_owned()),
-        )
+        base_config()
+            .grant(Grant::ClientCredentials)
+            .pre_registered(
+                context_str(context, "client_id")?,
+                Some(context_str(context, "client_secret")?.to_owned()),
+            )
     } else {
         return Ok((oauth_client_with(context, Some(dpop))?, None));
     };

@@ -101,6 +101,9 @@ pub(super) struct Io<R, C> {
     /// The access token whose renewal failed (not tried again).
     #[cfg(feature = "oauth")]
     renew_failed: Mutex<Option<String>>,
+    /// The refusal of a grant without a user (not run again).
+    #[cfg(feature = "oauth")]
+    grant_refused: Mutex<Option<crate::oauth::OAuthError>>,
 }
 
 /// A connection taken from the pool for one exchange; given back once the body was read.
@@ -166,6 +169,8 @@ impl<R: Runtime, C: Connector> HttpWire<R, C> {
                 auth: futures_util::lock::Mutex::new(()),
                 #[cfg(feature = "oauth")]
                 renew_failed: Mutex::new(None),
+                #[cfg(feature = "oauth")]
+                grant_refused: Mutex::new(None),
             }),
             policy,
             reports_tx,
@@ -797,7 +802,10 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         let before = kept();
         let outcome = match (oauth.entropy)() {
             Ok(entropy) => match oauth.client.renew(url, &entropy) {
-                Ok(flow) => self.run_flow(what, flow).await,
+                Ok(flow) => self
+                    .run_flow(what, flow)
+                    .await
+                    .map_err(|e| e.into_error(what)),
                 Err(e) => Err(unauthorized(what, &e)),
             },
             Err(e) => Err(e),
@@ -827,29 +835,52 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         if self.oauth_authorization() != used {
             return Ok(()); // another request authorized meanwhile: try its token
         }
+        if let Some(e) = self
+            .grant_refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
+            return Err(unauthorized(what, &e));
+        }
         tracing::debug!(target: "mcp", %what, ?challenge, "authorizing");
         let entropy = (oauth.entropy)()?;
         let flow = oauth
             .client
             .authorize(self.url.url.as_str(), challenge, &entropy)
             .map_err(|e| unauthorized(what, &e))?;
-        self.run_flow(what, flow).await
+        self.run_flow(what, flow).await.map_err(|e| {
+            // A grant without a user that the authorization server refused is not run
+            // again on this transport (SEP-1933: errors are surfaced, not retried).
+            if let FlowError::OAuth(
+                e @ crate::oauth::OAuthError::Http {
+                    what: "token request",
+                    ..
+                },
+            ) = &e
+                && !oauth.client.config().grant_type().is_interactive()
+            {
+                *self.grant_refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.clone());
+            }
+            e.into_error(what)
+        })
     }
 
     /// Carries out `flow`'s requests until it is done.
     #[cfg(feature = "oauth")]
-    async fn run_flow(&self, what: &str, mut flow: AuthFlow) -> Result<(), Error> {
+    async fn run_flow(&self, what: &str, mut flow: AuthFlow) -> Result<(), FlowError> {
         loop {
-            let step = flow
-                .step(SystemTime::now())
-                .map_err(|e| unauthorized(what, &e))?;
+            let step = flow.step(SystemTime::now())?;
             let req = match step {
                 Step::Send(req) => req,
                 Step::Authorize(req) => match &self.options.auth_handler {
                     Some(handler) => {
-                        let callback = handler.0.authorize(req.uri().to_string()).await?;
-                        flow.handle_callback(&callback)
-                            .map_err(|e| unauthorized(what, &e))?;
+                        let callback = handler
+                            .0
+                            .authorize(req.uri().to_string())
+                            .await
+                            .map_err(FlowError::Other)?;
+                        flow.handle_callback(&callback)?;
                         continue;
                     }
                     None => req,
@@ -859,11 +890,10 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                     return Ok(());
                 }
             };
-            let handled = match self.auth_exchange(what, req).await {
-                Ok(reply) => flow.handle_response(SystemTime::now(), reply),
-                Err(e) => flow.handle_error(e.message()),
-            };
-            handled.map_err(|e| unauthorized(what, &e))?;
+            match self.auth_exchange(what, req).await {
+                Ok(reply) => flow.handle_response(SystemTime::now(), reply)?,
+                Err(e) => flow.handle_error(e.message())?,
+            }
         }
     }
 
@@ -908,6 +938,31 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         self.timed(timeout, &step, exchange)
             .await
             .map_err(|e| fail(e.message().to_owned()))
+    }
+}
+
+/// Why an authorization flow failed: the flow's error, or the application's (its
+/// authorization handler's).
+#[cfg(feature = "oauth")]
+enum FlowError {
+    OAuth(crate::oauth::OAuthError),
+    Other(Error),
+}
+
+#[cfg(feature = "oauth")]
+impl From<crate::oauth::OAuthError> for FlowError {
+    fn from(e: crate::oauth::OAuthError) -> Self {
+        FlowError::OAuth(e)
+    }
+}
+
+#[cfg(feature = "oauth")]
+impl FlowError {
+    fn into_error(self, what: &str) -> Error {
+        match self {
+            FlowError::OAuth(e) => unauthorized(what, &e),
+            FlowError::Other(e) => e,
+        }
     }
 }
 
