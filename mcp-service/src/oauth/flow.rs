@@ -1456,7 +1456,8 @@ fn application_type(redirect_uri: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{OAuthClient, OAuthConfig, ScopePolicy};
+    use super::super::grant::{ID_JAG_TOKEN_TYPE, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT};
+    use super::super::{AssertionSource, EnterpriseIdp, OAuthClient, OAuthConfig, ScopePolicy};
     use super::*;
     use crate::oauth::pkce::s256;
     use crate::oauth::store::MemoryTokenStore;
@@ -2377,6 +2378,434 @@ mod tests {
                 client().authorize(u, &Challenge::default(), &entropy()),
                 Err(OAuthError::InvalidUrl { .. })
             ));
+        }
+    }
+
+    /// An authorization server for grants without a user, on `as.test` (no authorization
+    /// endpoint, no PKCE): `token` answers the token requests.
+    fn machine_servers(
+        mut token: impl FnMut(&Request<Vec<u8>>) -> Response<Vec<u8>>,
+    ) -> impl FnMut(&Request<Vec<u8>>) -> Response<Vec<u8>> {
+        move |req| match (req.uri().host(), req.uri().path()) {
+            (Some("rs.test"), "/.well-known/oauth-protected-resource/mcp") => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://as.test"], "scopes_supported": ["jobs"]}),
+            ),
+            (Some("as.test"), "/.well-known/oauth-authorization-server") => reply(
+                200,
+                json!({
+                    "issuer": "http://as.test",
+                    "token_endpoint": "http://as.test/token",
+                    "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
+                }),
+            ),
+            _ => token(req),
+        }
+    }
+
+    fn machine(grant: Grant, secret: Option<&str>) -> OAuthClient {
+        OAuthClient::new(
+            OAuthConfig::new("machine", REDIRECT)
+                .grant(grant)
+                .pre_registered("m-id", secret.map(str::to_owned)),
+        )
+    }
+
+    #[test]
+    fn client_credentials_goes_straight_to_the_token_endpoint() {
+        let oauth = machine(Grant::ClientCredentials, Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut token_req = None;
+        let (seen, out) = drive(
+            &mut flow,
+            machine_servers(|req| {
+                token_req = Some((form(req), req.headers().clone()));
+                reply(
+                    200,
+                    json!({"access_token": "cc-1", "token_type": "Bearer", "expires_in": 600}),
+                )
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-1");
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen[2], "POST http://as.test/token");
+        let (f, headers) = token_req.unwrap();
+        assert_eq!(get(&f, "grant_type"), Some("client_credentials"));
+        assert_eq!(get(&f, "scope"), Some("jobs"));
+        assert_eq!(get(&f, "resource"), Some(MCP));
+        assert_eq!(get(&f, "client_secret"), None);
+        let basic = format!("Basic {}", STANDARD.encode("m-id:m-secret"));
+        assert_eq!(headers[header::AUTHORIZATION], basic.as_str());
+        assert!(headers.get(DPOP).is_none(), "no DPoP without a key");
+        let a = oauth.authorization(MCP).unwrap();
+        assert_eq!(a.tokens.issued_at, Some(now()));
+        assert_eq!(a.issuer, "http://as.test");
+        // Renewing it runs the grant again (no refresh token).
+        assert!(oauth.needs_renewal(MCP, now() + Duration::from_secs(590)));
+        assert!(!oauth.needs_renewal(MCP, now() + Duration::from_secs(500)));
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (seen, out) = drive(
+            &mut renew,
+            machine_servers(|_| {
+                reply(200, json!({"access_token": "cc-2", "token_type": "Bearer"}))
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-2");
+        assert_eq!(seen.len(), 3);
+    }
+
+    #[test]
+    fn a_grant_without_a_user_needs_a_registered_client() {
+        let oauth =
+            OAuthClient::new(OAuthConfig::new("machine", REDIRECT).grant(Grant::ClientCredentials));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, machine_servers(|_| panic!("no token request")));
+        assert_eq!(seen.len(), 2);
+        match out {
+            Err(OAuthError::Configuration(m)) => assert!(m.contains("client_credentials"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn jwt_bearer_sends_the_assertion_and_reports_an_unreadable_one() {
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let count = n.clone();
+        let source = AssertionSource::from_fn("test source", move || {
+            let i = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(format!("workload.jwt.{i}"))
+        });
+        let oauth = machine(Grant::JwtBearer(source), None);
+        for i in 0..2 {
+            oauth.forget(MCP);
+            let mut flow = oauth
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            let mut f = Vec::new();
+            let (_, out) = drive(
+                &mut flow,
+                machine_servers(|req| {
+                    f = form(req);
+                    reply(200, json!({"access_token": "wif", "token_type": "Bearer"}))
+                }),
+            );
+            out.unwrap();
+            assert_eq!(get(&f, "grant_type"), Some(JWT_BEARER_GRANT));
+            // Read afresh for every grant.
+            assert_eq!(
+                get(&f, "assertion"),
+                Some(format!("workload.jwt.{i}").as_str())
+            );
+            assert_eq!(get(&f, "client_id"), Some("m-id"));
+        }
+        let broken = machine(
+            Grant::JwtBearer(AssertionSource::from_fn("the token file", || {
+                Err("gone".to_owned())
+            })),
+            None,
+        );
+        let mut flow = broken
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, machine_servers(|_| panic!("no token request")));
+        assert_eq!(
+            out.unwrap_err(),
+            OAuthError::Assertion {
+                from: "the token file".into(),
+                reason: "gone".into()
+            }
+        );
+    }
+
+    #[test]
+    fn enterprise_managed_exchanges_the_id_token_then_uses_the_id_jag() {
+        let idp = EnterpriseIdp::new(
+            "http://idp.test/token",
+            "idp-client",
+            AssertionSource::value("the.id.token"),
+        );
+        let oauth = machine(Grant::EnterpriseManaged(idp), Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut exchange = Vec::new();
+        let mut bearer = (Vec::new(), None);
+        let (seen, out) = drive(
+            &mut flow,
+            machine_servers(|req| match req.uri().host() {
+                Some("idp.test") => {
+                    exchange = form(req);
+                    reply(
+                        200,
+                        json!({"access_token": "the.id.jag", "issued_token_type": ID_JAG_TOKEN_TYPE, "token_type": "N_A"}),
+                    )
+                }
+                _ => {
+                    bearer = (form(req), req.headers().get(header::AUTHORIZATION).cloned());
+                    reply(
+                        200,
+                        json!({"access_token": "at-jag", "token_type": "Bearer"}),
+                    )
+                }
+            }),
+        );
+        assert_eq!(out.unwrap(), "at-jag");
+        assert_eq!(
+            seen[2..],
+            ["POST http://idp.test/token", "POST http://as.test/token"]
+        );
+        assert_eq!(get(&exchange, "grant_type"), Some(TOKEN_EXCHANGE_GRANT));
+        assert_eq!(get(&exchange, "subject_token"), Some("the.id.token"));
+        assert_eq!(get(&exchange, "audience"), Some("http://as.test"));
+        assert_eq!(get(&exchange, "resource"), Some(MCP));
+        assert_eq!(get(&exchange, "client_id"), Some("idp-client"));
+        assert_eq!(get(&bearer.0, "grant_type"), Some(JWT_BEARER_GRANT));
+        assert_eq!(get(&bearer.0, "assertion"), Some("the.id.jag"));
+        assert!(bearer.1.is_some(), "the client authenticates with Basic");
+        // A refused exchange says so.
+        oauth.forget(MCP);
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| reply(400, json!({"error": "invalid_grant"}))),
+        );
+        match out {
+            Err(OAuthError::Http { what, error, .. }) => {
+                assert_eq!(what, "token exchange");
+                assert_eq!(error.as_deref(), Some("invalid_grant"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The first authorization server listed has no metadata (404s), or cannot be reached:
+    /// the next one is used. When all fail, the first one's error is reported.
+    #[test]
+    fn every_listed_authorization_server_is_tried() {
+        let servers = |req: &Request<Vec<u8>>| match (req.uri().host(), req.uri().path()) {
+            (Some("rs.test"), "/.well-known/oauth-protected-resource/mcp") => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://down.test", "http://as.test"]}),
+            ),
+            (Some("down.test"), _) => not_found(),
+            _ => good_servers(req),
+        };
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, servers);
+        assert_eq!(out.unwrap(), "at-1");
+        assert!(seen[1].starts_with("GET http://down.test/"), "{seen:?}");
+        assert!(
+            seen.iter()
+                .any(|s| s == "GET http://as.test/.well-known/oauth-authorization-server")
+        );
+        assert_eq!(oauth.authorization(MCP).unwrap().issuer, "http://as.test");
+
+        // A transport failure at the first server's metadata.
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut down = 0;
+        for _ in 0..16 {
+            let req = match flow.step(now()).unwrap() {
+                Step::Send(r) | Step::Authorize(r) => r,
+                Step::Done(_) => break,
+            };
+            if req.uri().host() == Some("down.test") {
+                down += 1;
+                flow.handle_error("connection refused").unwrap();
+            } else {
+                flow.handle_response(now(), servers(&req)).unwrap();
+            }
+        }
+        assert_eq!(down, 1, "one failure moves on to the next server");
+        assert!(flow.authorization().is_some());
+
+        // All fail: the first server's error.
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| match req.uri().host() {
+            Some("rs.test") => servers(req),
+            _ => not_found(),
+        });
+        match out {
+            Err(OAuthError::NoAuthorizationServerMetadata { issuer, .. }) => {
+                assert_eq!(issuer, "http://down.test/")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A transport failure elsewhere ends the flow.
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        match flow.handle_error("timed out") {
+            Err(OAuthError::Transport { what, reason, .. }) => {
+                assert_eq!(what, "protected resource metadata request");
+                assert_eq!(reason, "timed out");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The flow is over: step repeats why.
+        assert!(matches!(
+            flow.step(now()),
+            Err(OAuthError::Transport { .. })
+        ));
+        assert_eq!(flow.handle_error("again"), Err(OAuthError::NotWaiting));
+    }
+
+    #[test]
+    fn renewing_an_authorization_code_grant_only_refreshes() {
+        let oauth = client();
+        // Nothing kept: nothing to renew with.
+        assert!(matches!(
+            oauth.renew(MCP, &entropy()),
+            Err(OAuthError::Configuration(_))
+        ));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        drive(&mut flow, good_servers).1.unwrap();
+        assert!(oauth.needs_renewal(MCP, now() + Duration::from_secs(55)));
+        // A refused refresh fails the renewal and leaves the token as it was.
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (seen, out) = drive(&mut renew, |_| {
+            reply(400, json!({"error": "invalid_grant"}))
+        });
+        assert_eq!(seen, ["POST http://as.test/token"]);
+        assert!(matches!(
+            out,
+            Err(OAuthError::Http {
+                what: "refresh request",
+                ..
+            })
+        ));
+        assert_eq!(oauth.access_token(MCP, now()).as_deref(), Some("at-1"));
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (_, out) = drive(&mut renew, |_| {
+            reply(
+                200,
+                json!({"access_token": "at-2", "token_type": "Bearer", "expires_in": 60}),
+            )
+        });
+        assert_eq!(out.unwrap(), "at-2");
+    }
+
+    #[test]
+    fn a_dpop_token_without_a_key_is_refused() {
+        let mut flow = machine(Grant::ClientCredentials, Some("s"))
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| reply(200, json!({"access_token": "d", "token_type": "DPoP"}))),
+        );
+        match out {
+            Err(OAuthError::InvalidResponse { reason, .. }) => {
+                assert!(reason.contains("DPoP"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[cfg(feature = "oauth-jwt")]
+    fn jwt_part(jwt: &str, i: usize) -> Value {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let seg = jwt.split('.').nth(i).unwrap();
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(seg).unwrap()).unwrap()
+    }
+
+    /// `private_key_jwt` and DPoP in one token request: the assertion in the form, the proof
+    /// in the header; `use_dpop_nonce` is answered once with the nonce, fresh `jti`s.
+    #[cfg(feature = "oauth-jwt")]
+    #[test]
+    fn private_key_jwt_and_dpop_token_requests_with_a_nonce() {
+        use crate::oauth::{DpopKey, SigningAlgorithm, SigningKey};
+        let pem = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/oauth/jwt.rs"))
+            .unwrap();
+        let start = pem.find("-----BEGIN PRIVATE KEY-----\nMIGH").unwrap();
+        let end = pem[start..].find("-----END PRIVATE KEY-----").unwrap() + start + 25;
+        let key =
+            SigningKey::from_pem(pem[start..end].as_bytes(), SigningAlgorithm::ES256).unwrap();
+        let dpop = DpopKey::from_secret_bytes(&[3; 32]).unwrap();
+        let oauth = OAuthClient::new(
+            OAuthConfig::new("machine", REDIRECT)
+                .grant(Grant::ClientCredentials)
+                .private_key_jwt("k-id", key)
+                .dpop(dpop.clone()),
+        );
+        for nonce_challenges in [1, 2] {
+            oauth.forget(MCP);
+            let mut flow = oauth
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            let mut proofs = Vec::new();
+            let mut asked = 0;
+            let (seen, out) = drive(
+                &mut flow,
+                machine_servers(|req| {
+                    let f = form(req);
+                    assert_eq!(get(&f, "client_assertion_type"), Some(JWT_CLIENT_ASSERTION));
+                    let assertion = jwt_part(get(&f, "client_assertion").unwrap(), 1);
+                    assert_eq!(assertion["iss"], "k-id");
+                    assert_eq!(assertion["aud"], "http://as.test");
+                    let proof = req.headers()[DPOP].to_str().unwrap().to_owned();
+                    let claims = jwt_part(&proof, 1);
+                    assert_eq!(claims["htm"], "POST");
+                    assert_eq!(claims["htu"], "http://as.test/token");
+                    proofs.push((claims, assertion["jti"].clone()));
+                    if asked < nonce_challenges {
+                        asked += 1;
+                        let mut r = reply(400, json!({"error": "use_dpop_nonce"}));
+                        r.headers_mut()
+                            .insert(DPOP_NONCE, format!("n-{asked}").parse().unwrap());
+                        return r;
+                    }
+                    reply(200, json!({"access_token": "bound", "token_type": "DPoP"}))
+                }),
+            );
+            assert_eq!(seen.len(), 4, "{seen:?}");
+            assert_eq!(proofs.len(), 2);
+            if nonce_challenges == 1 {
+                assert!(proofs[0].0.get("nonce").is_none());
+            }
+            // The retry carries the nonce the challenge gave (later ones reuse it).
+            assert_eq!(proofs[1].0["nonce"], "n-1");
+            assert_ne!(proofs[0].0["jti"], proofs[1].0["jti"]);
+            assert_ne!(proofs[0].1, proofs[1].1);
+            if nonce_challenges == 1 {
+                assert_eq!(out.unwrap(), "bound");
+                assert_eq!(
+                    oauth.authorization(MCP).unwrap().tokens.token_type,
+                    TokenType::DPoP
+                );
+                // The resource requests present it with a proof bound to the token.
+                let h = oauth
+                    .request_headers(MCP, "POST", MCP, now(), &[1; 16])
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(h.authorization, "DPoP bound");
+                let claims = jwt_part(h.dpop.as_deref().unwrap(), 1);
+                assert_eq!(claims["ath"], s256("bound"));
+                assert_eq!(claims["htu"], MCP);
+            } else {
+                // Asked again after the retry: the flow stops with the server's error.
+                match out {
+                    Err(OAuthError::Http { error, .. }) => {
+                        assert_eq!(error.as_deref(), Some("use_dpop_nonce"))
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
         }
     }
 }
