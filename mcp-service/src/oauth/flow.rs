@@ -2730,12 +2730,8 @@ mod tests {
     #[test]
     fn private_key_jwt_and_dpop_token_requests_with_a_nonce() {
         use crate::oauth::{DpopKey, SigningAlgorithm, SigningKey};
-        let pem = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/oauth/jwt.rs"))
-            .unwrap();
-        let start = pem.find("-----BEGIN PRIVATE KEY-----\nMIGH").unwrap();
-        let end = pem[start..].find("-----END PRIVATE KEY-----").unwrap() + start + 25;
-        let key =
-            SigningKey::from_pem(pem[start..end].as_bytes(), SigningAlgorithm::ES256).unwrap();
+        let pem = crate::oauth::jwt::tests::EC_PEM;
+        let key = SigningKey::from_pem(pem.as_bytes(), SigningAlgorithm::ES256).unwrap();
         let dpop = DpopKey::from_secret_bytes(&[3; 32]).unwrap();
         let oauth = OAuthClient::new(
             OAuthConfig::new("machine", REDIRECT)

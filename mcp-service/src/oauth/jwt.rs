@@ -353,7 +353,7 @@ fn unix(t: SystemTime) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use base64::Engine;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -361,7 +361,7 @@ mod tests {
     use std::time::Duration;
 
     /// A P-256 key (PKCS#8) made for these tests.
-    const EC_PEM: &str = "-----BEGIN PRIVATE KEY-----
+    pub(crate) const EC_PEM: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgIFHGvRNxizHWqvT+
 Y6U2rT8GZMF496uMrC4zoLwJHgGhRANCAARA2hzl7KFFa3p5oYv6qZkhuqrfZObd
 AQ1aKi7rJ2qARiXmNWu4jMRkLZ+9QzFfJhN5H/FUTkP7z88iKINxd+lH

@@ -846,7 +846,9 @@ pub async fn workload_identity<D: Driver + Clone>(rt: D) {
                 no_refusals(&f);
             }
             Some(e) => {
-                let err = got.err().expect("a refused grant fails the connect");
+                let Err(err) = got else {
+                    panic!("a refused grant fails the connect");
+                };
                 assert_eq!(err.kind(), ErrorKind::Unauthorized);
                 assert!(err.message().contains(e), "{}", err.message());
             }
