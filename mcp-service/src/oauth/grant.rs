@@ -27,8 +27,8 @@ pub const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-t
 /// How the client obtains its tokens.
 ///
 /// Every grant but [`AuthorizationCode`](Grant::AuthorizationCode) runs without a user and
-/// needs a client registered out of band ([`OAuthConfig::pre_registered`] or
-/// [`OAuthConfig::private_key_jwt`]); when its token expires the grant simply runs again.
+/// needs a client registered out of band ([`OAuthConfig::pre_registered`] or, with feature
+/// `oauth-jwt`, `OAuthConfig::private_key_jwt`); when its token expires the grant simply runs again.
 ///
 /// ```
 /// use mcp_service::oauth::{AssertionSource, EnterpriseIdp, Grant, OAuthConfig};
@@ -58,7 +58,6 @@ pub const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-t
 /// ```
 ///
 /// [`OAuthConfig::pre_registered`]: super::OAuthConfig::pre_registered
-/// [`OAuthConfig::private_key_jwt`]: super::OAuthConfig::private_key_jwt
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub enum Grant {

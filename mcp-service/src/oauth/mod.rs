@@ -41,7 +41,7 @@
 //! Besides the authorization code, the [`Grant`]s without a user: `client_credentials`
 //! (SEP-1046), the JWT bearer grant with a workload identity token (SEP-1933), and
 //! enterprise-managed authorization (SEP-990, an ID-JAG from the identity provider). With
-//! feature `oauth-jwt`, DPoP-bound tokens (RFC 9449, [`DpopKey`]): every token request and
+//! feature `oauth-jwt`, DPoP-bound tokens (RFC 9449, `DpopKey`): every token request and
 //! every MCP request carries a fresh proof, and a server's nonce is honoured.
 //!
 //! Tokens are kept by a [`TokenStore`]: [`MemoryTokenStore`], or [`FileTokenStore`] (a JSON

@@ -18,8 +18,7 @@ pub enum TokenEndpointAuth {
     None,
     /// `private_key_jwt`: a JWT signed with the client's private key as `client_assertion`
     /// (RFC 7523 §2.2, OpenID Connect Core §9); the key is the configuration's
-    /// ([`OAuthConfig::private_key_jwt`](super::OAuthConfig::private_key_jwt), feature
-    /// `oauth-jwt`), never kept in a store.
+    /// (`OAuthConfig::private_key_jwt`, feature `oauth-jwt`), never kept in a store.
     PrivateKeyJwt,
 }
 
