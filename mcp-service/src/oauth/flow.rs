@@ -136,7 +136,8 @@ pub struct AuthFlow {
     jti_seed: [u8; 32],
     jtis: u32,
     prior: Option<Authorization>,
-    /// Renewing a token that still works: a refused refresh fails instead of starting over.
+    /// Renewing a token that still works: a refused refresh of an authorization code grant
+    /// fails instead of starting over (which would need the user).
     renew: bool,
     /// The `resource` parameter (RFC 8707).
     resource: String,
@@ -511,7 +512,8 @@ impl AuthFlow {
                     }
                     let auth = Authorization { tokens, ..prior };
                     self.finish(auth);
-                } else if self.renew {
+                } else if self.renew && self.config.grant.is_interactive() {
+                    // Only the user could renew it: the kept token stays until it expires.
                     return Err(http_error(
                         "refresh request",
                         &pending.url,
@@ -2454,6 +2456,40 @@ mod tests {
         );
         assert_eq!(out.unwrap(), "cc-2");
         assert_eq!(seen.len(), 3);
+    }
+
+    #[test]
+    fn a_refused_refresh_of_a_grant_without_a_user_runs_the_grant() {
+        let oauth = machine(Grant::ClientCredentials, Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| {
+                reply(
+                    200,
+                    json!({"access_token": "cc-1", "token_type": "Bearer", "refresh_token": "r-1"}),
+                )
+            }),
+        );
+        out.unwrap();
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let mut grants = Vec::new();
+        let (_, out) = drive(
+            &mut renew,
+            machine_servers(|req| {
+                let g = get(&form(req), "grant_type").unwrap().to_owned();
+                grants.push(g.clone());
+                if g == "refresh_token" {
+                    reply(400, json!({"error": "invalid_grant"}))
+                } else {
+                    reply(200, json!({"access_token": "cc-2", "token_type": "Bearer"}))
+                }
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-2");
+        assert_eq!(grants, ["refresh_token", "client_credentials"]);
     }
 
     #[test]

@@ -404,9 +404,10 @@ impl OAuthClient {
     }
 
     /// Starts renewing the authorization for the MCP server at `server_url` before its token
-    /// expires ([`needs_renewal`](Self::needs_renewal)): with a refresh token, a refresh (a
-    /// refusal fails the flow, leaving the kept token as it is); without one, the configured
-    /// grant when it needs no user.
+    /// expires ([`needs_renewal`](Self::needs_renewal)): with a refresh token, a refresh;
+    /// without one (or when the refresh is refused), the configured grant when it needs no
+    /// user. A refused refresh of an authorization code grant fails the flow and leaves the
+    /// kept token as it is (only the user can renew it).
     ///
     /// # Errors
     /// [`OAuthError::InvalidUrl`] as for [`authorize`](Self::authorize);
