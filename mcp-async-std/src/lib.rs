@@ -180,6 +180,7 @@
 //! | `http-server` | no      | `serve_http`, `serve_http_with` (`HttpServerOptions`: time limits, connection caps) (Streamable HTTP on hyper) |
 //! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TcpConnector`; hyper's client, `url` |
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
+//! | `oauth-jwt`   | no      | `private_key_jwt` and DPoP-bound tokens for the HTTP client's OAuth; implies `oauth` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
 //! | `schemars`    | no      | tool schemas derived from the argument and result types (`ServerBuilder::typed_tool`; `mcp-service/schemars`) |

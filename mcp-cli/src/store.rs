@@ -7,6 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mcp_service::oauth::{
     Authorization, ClientCredentials, MemoryTokenStore, TokenEndpointAuth, TokenSet, TokenStore,
+    TokenType,
 };
 use serde_json::{Map, Value, json};
 
@@ -125,16 +126,17 @@ fn string(v: &Value, key: &str) -> Option<String> {
 }
 
 fn authorization_to_json(a: &Authorization) -> Value {
-    let expires_at = a
-        .tokens
-        .expires_at
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_secs());
+    let secs = |t: Option<std::time::SystemTime>| {
+        t.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_secs())
+    };
     json!({
         "tokens": {
             "access_token": a.tokens.access_token,
+            "token_type": a.tokens.token_type.as_str(),
+            "issued_at": secs(a.tokens.issued_at),
             "refresh_token": a.tokens.refresh_token,
-            "expires_at": expires_at,
+            "expires_at": secs(a.tokens.expires_at),
             "scope": a.tokens.scope,
         },
         "client": client_to_json(&a.client),
@@ -150,6 +152,14 @@ fn authorization_from_json(v: &Value) -> Option<Authorization> {
     Some(Authorization {
         tokens: TokenSet {
             access_token: string(t, "access_token")?,
+            token_type: match t.get("token_type").and_then(Value::as_str) {
+                Some(name) => TokenType::from_name(name)?,
+                None => TokenType::Bearer,
+            },
+            issued_at: t
+                .get("issued_at")
+                .and_then(Value::as_u64)
+                .map(|s| UNIX_EPOCH + Duration::from_secs(s)),
             refresh_token: string(t, "refresh_token"),
             expires_at: t
                 .get("expires_at")
@@ -219,6 +229,8 @@ mod tests {
         let a = Authorization {
             tokens: TokenSet {
                 access_token: "at".into(),
+                token_type: TokenType::Bearer,
+                issued_at: Some(UNIX_EPOCH + Duration::from_secs(400)),
                 refresh_token: Some("rt".into()),
                 expires_at: Some(UNIX_EPOCH + Duration::from_secs(1_000)),
                 scope: Some("read".into()),

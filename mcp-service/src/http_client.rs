@@ -192,8 +192,9 @@ impl HttpClientOptions {
     }
 
     /// Authorizes with OAuth 2.1 (MCP Authorization, feature `oauth`): every MCP request carries the access
-    /// token `client` keeps for the server (`Authorization: Bearer`, replacing a
-    /// [`bearer`](Self::bearer) token); a 401, or a 403 with `insufficient_scope`, runs an
+    /// token `client` keeps for the server (`Authorization: Bearer`, or `DPoP` with a fresh
+    /// proof for a DPoP-bound token, replacing a [`bearer`](Self::bearer) token), renewed
+    /// shortly before it expires when that needs no user; a 401, or a 403 with `insufficient_scope`, runs an
     /// authorization flow ([`OAuthClient::authorize`]) — discovery, registration, the
     /// authorization request, the token request, all over this transport's connections — and
     /// the request is sent again with the new token. A failed flow fails the request (or the

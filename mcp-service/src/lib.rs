@@ -84,7 +84,8 @@
 //! |---------------|---------|--------------|
 //! | `http-server` | no      | `http_engine`, `hyper_server` (Streamable HTTP and legacy HTTP+SSE on hyper), `hyper_io`, `Server::http_service` |
 //! | `http-client` | no      | `http_client` (Streamable HTTP, legacy SSE and the probe on hyper's client), `hyper_io` |
-//! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
+//! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE; client credentials, JWT bearer / workload identity, enterprise-managed ID-JAG; file token store) and `HttpClientOptions::oauth`; implies `http-client` |
+//! | `oauth-jwt`   | no      | `private_key_jwt` client authentication and DPoP-bound tokens (`jsonwebtoken`, RustCrypto); implies `oauth` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |

@@ -274,7 +274,7 @@ async fn run_flow(
 ) -> Result<String, OAuthError> {
     let mut flow = oauth.authorize(url, challenge, &Entropy::from_bytes([42; 48]))?;
     loop {
-        match flow.step()? {
+        match flow.step(SystemTime::now())? {
             Step::Send(req) | Step::Authorize(req) => {
                 let reply = send(http, req).await;
                 flow.handle_response(now, reply)?;

@@ -11,7 +11,11 @@
 //! Per scenario: `initialize` connects, lists tools and closes; `tools_call` calls
 //! `add_numbers`; `elicitation-sep1034-client-defaults` calls the tool and accepts the form with
 //! every default applied; `sse-retry` calls the tool while the transport resumes the broken
-//! stream; `auth/*` connects with OAuth, lists tools and calls the first one;
+//! stream; `auth/*` connects with OAuth (DPoP on, with a fresh key; the grant the scenario's
+//! context calls for: `client_credentials` with the secret or the private key
+//! (`auth/client-credentials-*`), the identity provider's ID token for enterprise-managed
+//! authorization, the workload JWT (from a file) for `auth/wif-jwt-bearer`, else the
+//! authorization code), lists tools and calls the first one;
 //! `sep-2640-client-*` (skills extension) acts as a skills host: lists the skills (and, but for
 //! `sep-2640-client-no-prefetch`, loads the first one, verified, and reads the files its
 //! instructions name, each verified, refusing content that fails). Anything else
@@ -24,7 +28,10 @@ use std::time::Duration;
 
 use mcp_service::elicitation::accept_with_defaults;
 use mcp_service::http_client::{HttpClientOptions, HttpTransport, TransportFinished};
-use mcp_service::oauth::{Entropy, OAuthClient, OAuthConfig};
+use mcp_service::oauth::{
+    AssertionSource, DpopKey, EnterpriseIdp, Entropy, Grant, OAuthClient, OAuthConfig,
+    SigningAlgorithm, SigningKey,
+};
 use mcp_service::schema::CallToolResult;
 use mcp_service::{Client, ClientOptions, Error, ErrorKind};
 use mcp_tokio::{TcpConnector, TokioRuntime};
@@ -157,7 +164,7 @@ async fn run() -> Result<(), String> {
             session.close().await;
         }
         s if s.starts_with("auth/") => {
-            let oauth = oauth_client(&context)?;
+            let (oauth, _assertion_file) = auth_client(s, &context)?;
             let http = http().oauth(oauth, entropy);
             let session = Session::connect(&url, options("conformance-auth-client"), http).await?;
             if let Some(tool) = first_tool(&session.client, None).await? {
@@ -274,8 +281,15 @@ fn entropy() -> Result<Entropy, Error> {
 /// The OAuth client: named, redirecting to [`REDIRECT_URI`], offering the suite's Client ID
 /// Metadata Document URL, and pre-registered when the context carries credentials.
 fn oauth_client(context: &Value) -> Result<OAuthClient, String> {
-    let mut config = OAuthConfig::new("mcp-rs conformance-client", REDIRECT_URI)
-        .client_metadata_url(CONFORMANCE_CIMD_URL);
+    oauth_client_with(context, None)
+}
+
+/// [`oauth_client`] with DPoP when `dpop` is given.
+fn oauth_client_with(context: &Value, dpop: Option<DpopKey>) -> Result<OAuthClient, String> {
+    let mut config = base_config();
+    if let Some(key) = dpop {
+        config = config.dpop(key);
+    }
     if let Some(id) = context.get("client_id").and_then(Value::as_str) {
         let secret = context
             .get("client_secret")
@@ -288,6 +302,101 @@ fn oauth_client(context: &Value) -> Result<OAuthClient, String> {
         ));
     }
     Ok(OAuthClient::new(config))
+}
+
+/// A string of the scenario's context.
+fn context_str<'a>(context: &'a Value, key: &str) -> Result<&'a str, String> {
+    context
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {key}"))
+}
+
+/// A file holding `contents`, readable by this user alone, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &str) -> Result<TempFile, String> {
+        use std::io::Write;
+        let path = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut f = options
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        f.write_all(contents.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(TempFile(path))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The OAuth client of an `auth/*` scenario: the grant its context calls for, DPoP on (a
+/// server that issues Bearer tokens gets them used as such), and the file the workload
+/// identity token was written to, if any (kept until the run ends).
+fn auth_client(scenario: &str, context: &Value) -> Result<(OAuthClient, Option<TempFile>), String> {
+    let dpop = DpopKey::generate().map_err(|e| e.to_string())?;
+    let mut file = None;
+    let config = if context.get("private_key_pem").is_some() {
+        // auth/client-credentials-jwt: private_key_jwt with the scenario's key.
+        let alg = context
+            .get("signing_algorithm")
+            .and_then(Value::as_str)
+            .unwrap_or("ES256");
+        let alg = SigningAlgorithm::from_name(alg)
+            .ok_or_else(|| format!("unsupported signing_algorithm {alg}"))?;
+        let key = SigningKey::from_pem(context_str(context, "private_key_pem")?.as_bytes(), alg)
+            .map_err(|e| e.to_string())?;
+        base_config()
+            .grant(Grant::ClientCredentials)
+            .private_key_jwt(context_str(context, "client_id")?, key)
+    } else if context.get("idp_id_token").is_some() {
+        // Enterprise-managed authorization: the IdP's ID token becomes an ID-JAG.
+        let idp = EnterpriseIdp::new(
+            context_str(context, "idp_token_endpoint")?,
+            context_str(context, "idp_client_id")?,
+            AssertionSource::value(context_str(context, "idp_id_token")?),
+        );
+        base_config()
+            .grant(Grant::EnterpriseManaged(idp))
+            .pre_registered(
+                context_str(context, "client_id")?,
+                Some(context_str(context, "client_secret")?.to_owned()),
+            )
+    } else if context.get("valid_jwt").is_some() {
+        // Workload identity federation: the platform's JWT, read from a token file.
+        let token = TempFile::new("conformance-wif-token", context_str(context, "valid_jwt")?)?;
+        let source = AssertionSource::file(&token.0);
+        file = Some(token);
+        base_config()
+            .grant(Grant::JwtBearer(source))
+            .pre_registered(context_str(context, "client_id")?, None)
+    } else if scenario.starts_with("auth/client-credentials") {
+        base_config()
+            .grant(Grant::ClientCredentials)
+            .pre_registered(
+                context_str(context, "client_id")?,
+                Some(context_str(context, "client_secret")?.to_owned()),
+            )
+    } else {
+        return Ok((oauth_client_with(context, Some(dpop))?, None));
+    };
+    Ok((OAuthClient::new(config.dpop(dpop)), file))
+}
+
+fn base_config() -> OAuthConfig {
+    OAuthConfig::new("mcp-rs conformance-client", REDIRECT_URI)
+        .client_metadata_url(CONFORMANCE_CIMD_URL)
 }
 
 /// Lists the tools; returns `preferred` if offered, else the first tool's name.

@@ -38,7 +38,7 @@ use super::{Connector, HttpClientOptions};
 use crate::cancel::CancellationToken;
 use crate::connection::SessionWire;
 #[cfg(feature = "oauth")]
-use crate::oauth::{Challenge, Step};
+use crate::oauth::{AuthFlow, Challenge, DPOP, DPOP_NONCE, Step};
 use crate::runtime::{DeadlineTimer, Runtime};
 
 /// Bound of the DELETE sent when the client closes.
@@ -51,6 +51,9 @@ const BUDGET: usize = 32;
 /// flow itself refuses a step-up that would ask for nothing new.
 #[cfg(feature = "oauth")]
 const MAX_AUTHORIZATIONS: u32 = 2;
+/// Times one MCP request is sent again with a resource server's fresh DPoP nonce.
+#[cfg(feature = "oauth")]
+const MAX_NONCE_RETRIES: u32 = 1;
 /// Bound of each exchange with an authorization server when no response timeout is set.
 #[cfg(feature = "oauth")]
 const AUTH_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -95,6 +98,12 @@ pub(super) struct Io<R, C> {
     /// One authorization flow at a time.
     #[cfg(feature = "oauth")]
     auth: futures_util::lock::Mutex<()>,
+    /// The access token whose renewal failed (not tried again).
+    #[cfg(feature = "oauth")]
+    renew_failed: Mutex<Option<String>>,
+    /// The refusal of a grant without a user (not run again).
+    #[cfg(feature = "oauth")]
+    grant_refused: Mutex<Option<crate::oauth::OAuthError>>,
 }
 
 /// A connection taken from the pool for one exchange; given back once the body was read.
@@ -158,6 +167,10 @@ impl<R: Runtime, C: Connector> HttpWire<R, C> {
                 shutdown: CancellationToken::new(),
                 #[cfg(feature = "oauth")]
                 auth: futures_util::lock::Mutex::new(()),
+                #[cfg(feature = "oauth")]
+                renew_failed: Mutex::new(None),
+                #[cfg(feature = "oauth")]
+                grant_refused: Mutex::new(None),
             }),
             policy,
             reports_tx,
@@ -537,10 +550,10 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         let host = HeaderValue::try_from(target.authority.as_str())
             .map_err(|_| Error::invalid_params(format!("{}: invalid host", target.url)))?;
         headers.insert(HOST, host);
-        if !headers.contains_key(AUTHORIZATION)
-            && let Some(bearer) = self.oauth_bearer()
-        {
-            headers.insert(AUTHORIZATION, bearer);
+        if !headers.contains_key(AUTHORIZATION) {
+            for (name, value) in self.oauth_headers(&method, target) {
+                headers.insert(name, value);
+            }
         }
         let own: Vec<HeaderName> = headers.keys().cloned().collect();
         for (name, value) in &self.headers {
@@ -609,10 +622,10 @@ impl<R: Runtime, C: Connector> Io<R, C> {
 
     // --------------------------------------------------------------- authorization
 
-    /// Without OAuth (feature `oauth`) there is no kept token.
+    /// Without OAuth (feature `oauth`) no request carries a kept token.
     #[cfg(not(feature = "oauth"))]
-    fn oauth_bearer(&self) -> Option<HeaderValue> {
-        None
+    fn oauth_headers(&self, _method: &Method, _target: &Target) -> Vec<(HeaderName, HeaderValue)> {
+        Vec::new()
     }
 
     /// Without OAuth (feature `oauth`) an MCP request is sent as it is.
@@ -627,14 +640,60 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         self.send(target, method, body, headers).await
     }
 
-    /// `Bearer <token>` with the access token OAuth keeps for the server, if any.
+    /// The headers presenting the access token OAuth keeps for the server on a `method`
+    /// request to `target`: `Authorization` (`Bearer` or `DPoP`), and a fresh `DPoP` proof
+    /// for a DPoP-bound token. None without a token (or when no proof can be made: the
+    /// server's 401 then starts an authorization).
     #[cfg(feature = "oauth")]
-    fn oauth_bearer(&self) -> Option<HeaderValue> {
+    fn oauth_headers(&self, method: &Method, target: &Target) -> Vec<(HeaderName, HeaderValue)> {
+        let Some(oauth) = self.options.oauth.as_ref() else {
+            return Vec::new();
+        };
+        let mut jti = [0u8; 16];
+        if oauth.client.uses_dpop() {
+            match (oauth.entropy)() {
+                Ok(e) => jti = e.state,
+                Err(e) => {
+                    tracing::warn!(target: "mcp", error = %e, "no random bytes for a DPoP proof");
+                    return Vec::new();
+                }
+            }
+        }
+        let built = oauth.client.request_headers(
+            self.url.url.as_str(),
+            method.as_str(),
+            target.url.as_str(),
+            SystemTime::now(),
+            &jti,
+        );
+        let headers = match built {
+            Ok(Some(h)) => h,
+            Ok(None) => return Vec::new(),
+            Err(e) => {
+                tracing::warn!(target: "mcp", error = %e, "the access token cannot be presented");
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::with_capacity(2);
+        if let Ok(v) = HeaderValue::try_from(headers.authorization) {
+            out.push((AUTHORIZATION, v));
+        }
+        if let Some(proof) = headers.dpop
+            && let Ok(v) = HeaderValue::try_from(proof)
+        {
+            out.push((DPOP, v));
+        }
+        out
+    }
+
+    /// The `Authorization` value of the kept token (to tell whether another request renewed
+    /// it meanwhile).
+    #[cfg(feature = "oauth")]
+    fn oauth_authorization(&self) -> Option<String> {
         let oauth = self.options.oauth.as_ref()?;
-        let token = oauth
-            .client
-            .access_token(self.url.url.as_str(), SystemTime::now())?;
-        HeaderValue::try_from(format!("Bearer {token}")).ok()
+        let a = oauth.client.authorization(self.url.url.as_str())?;
+        (!a.tokens.is_expired(SystemTime::now()))
+            .then(|| format!("{} {}", a.tokens.token_type.as_str(), a.tokens.access_token))
     }
 
     /// The challenge of a reply that asks for an authorization this client can run: a 401,
@@ -651,9 +710,11 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         }
     }
 
-    /// Sends an MCP request with the current access token; when the server asks for
-    /// authorization, authorizes and sends it again (at most [`MAX_AUTHORIZATIONS`] times).
-    /// A refusal after that is returned as it is, for the policy's status error.
+    /// Sends an MCP request with the current access token (renewed first when it is about to
+    /// expire); when the server asks for a DPoP nonce, sends it again once with the nonce;
+    /// when it asks for authorization, authorizes and sends it again (at most
+    /// [`MAX_AUTHORIZATIONS`] times). A refusal after that is returned as it is, for the
+    /// policy's status error.
     #[cfg(feature = "oauth")]
     async fn send_authorized(
         &self,
@@ -663,22 +724,98 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         headers: HeaderMap,
     ) -> Result<(Response<Incoming>, Lease), Error> {
         let mut rounds = 0;
+        let mut nonce_rounds = 0;
         loop {
+            self.renew_if_needed(&format!("{method} {}", target.url))
+                .await;
             let mut h = headers.clone();
-            let used = self.oauth_bearer();
-            if let Some(v) = &used {
-                h.insert(AUTHORIZATION, v.clone());
+            let used = self.oauth_authorization();
+            for (name, value) in self.oauth_headers(&method, target) {
+                h.insert(name, value);
             }
             let (resp, lease) = self.send(target, method.clone(), body.clone(), h).await?;
+            let nonce = resp
+                .headers()
+                .get(DPOP_NONCE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if let (Some(oauth), Some(nonce)) = (self.options.oauth.as_ref(), &nonce) {
+                oauth.client.dpop_nonce(target.url.as_str(), nonce);
+            }
             let challenge = match self.auth_challenge(&resp) {
-                Some(c) if rounds < MAX_AUTHORIZATIONS => c,
-                _ => return Ok((resp, lease)),
+                Some(c) => c,
+                None => return Ok((resp, lease)),
             };
+            // RFC 9449 §9: the resource wants a proof with its nonce (now kept).
+            let wants_nonce = resp.status() == StatusCode::UNAUTHORIZED
+                && challenge.error.as_deref() == Some("use_dpop_nonce")
+                && nonce.is_some()
+                && self
+                    .options
+                    .oauth
+                    .as_ref()
+                    .is_some_and(|o| o.client.uses_dpop());
+            if wants_nonce && nonce_rounds < MAX_NONCE_RETRIES {
+                nonce_rounds += 1;
+                let _ = resp.into_body().collect().await;
+                self.release(lease);
+                continue;
+            }
+            if rounds >= MAX_AUTHORIZATIONS {
+                return Ok((resp, lease));
+            }
             rounds += 1;
             let what = format!("{method} {}: HTTP {}", target.url, resp.status());
             let _ = resp.into_body().collect().await;
             self.release(lease);
             self.authorize(&what, &challenge, used).await?;
+        }
+    }
+
+    /// Renews the kept token before a request when it is about to expire and can be renewed
+    /// without a user ([`OAuthClient::needs_renewal`](crate::oauth::OAuthClient::needs_renewal)).
+    /// A failed renewal is not an error (the token still works until it expires; a 401 then
+    /// authorizes anew) and is not tried again for the same token.
+    #[cfg(feature = "oauth")]
+    async fn renew_if_needed(&self, what: &str) {
+        let Some(oauth) = self.options.oauth.as_ref() else {
+            return;
+        };
+        let url = self.url.url.as_str();
+        let kept = || {
+            oauth
+                .client
+                .authorization(url)
+                .map(|a| a.tokens.access_token)
+        };
+        let due = || {
+            oauth.client.needs_renewal(url, SystemTime::now())
+                && *self.renew_failed.lock().unwrap_or_else(|e| e.into_inner()) != kept()
+        };
+        if !due() {
+            return;
+        }
+        let _guard = self.auth.lock().await;
+        if !due() {
+            return; // another request renewed it meanwhile
+        }
+        let before = kept();
+        let outcome = match (oauth.entropy)() {
+            Ok(entropy) => match oauth.client.renew(url, &entropy) {
+                Ok(flow) => self
+                    .run_flow(what, flow)
+                    .await
+                    .map_err(|e| e.into_error(what)),
+                Err(e) => Err(unauthorized(what, &e)),
+            },
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => tracing::debug!(target: "mcp", "renewed the access token before it expired"),
+            Err(e) => {
+                tracing::debug!(target: "mcp", error = %e, "renewing the access token failed");
+                *self.renew_failed.lock().unwrap_or_else(|e| e.into_inner()) = before;
+            }
         }
     }
 
@@ -689,44 +826,73 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         &self,
         what: &str,
         challenge: &Challenge,
-        used: Option<HeaderValue>,
+        used: Option<String>,
     ) -> Result<(), Error> {
         let Some(oauth) = self.options.oauth.as_ref() else {
             return Err(Error::new(ErrorKind::Unauthorized, what.to_owned()));
         };
         let _guard = self.auth.lock().await;
-        if self.oauth_bearer() != used {
+        if self.oauth_authorization() != used {
             return Ok(()); // another request authorized meanwhile: try its token
+        }
+        if let Some(e) = self
+            .grant_refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
+            return Err(unauthorized(what, &e));
         }
         tracing::debug!(target: "mcp", %what, ?challenge, "authorizing");
         let entropy = (oauth.entropy)()?;
-        let mut flow = oauth
+        let flow = oauth
             .client
             .authorize(self.url.url.as_str(), challenge, &entropy)
             .map_err(|e| unauthorized(what, &e))?;
+        self.run_flow(what, flow).await.map_err(|e| {
+            // A grant without a user that the authorization server refused is not run
+            // again on this transport (SEP-1933: errors are surfaced, not retried).
+            if let FlowError::OAuth(
+                e @ crate::oauth::OAuthError::Http {
+                    what: "token request",
+                    ..
+                },
+            ) = &e
+                && !oauth.client.config().grant_type().is_interactive()
+            {
+                *self.grant_refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.clone());
+            }
+            e.into_error(what)
+        })
+    }
+
+    /// Carries out `flow`'s requests until it is done.
+    #[cfg(feature = "oauth")]
+    async fn run_flow(&self, what: &str, mut flow: AuthFlow) -> Result<(), FlowError> {
         loop {
-            match flow.step().map_err(|e| unauthorized(what, &e))? {
-                Step::Send(req) => {
-                    let reply = self.auth_exchange(what, req).await?;
-                    flow.handle_response(SystemTime::now(), reply)
-                        .map_err(|e| unauthorized(what, &e))?;
-                }
+            let step = flow.step(SystemTime::now())?;
+            let req = match step {
+                Step::Send(req) => req,
                 Step::Authorize(req) => match &self.options.auth_handler {
                     Some(handler) => {
-                        let callback = handler.0.authorize(req.uri().to_string()).await?;
-                        flow.handle_callback(&callback)
-                            .map_err(|e| unauthorized(what, &e))?;
+                        let callback = handler
+                            .0
+                            .authorize(req.uri().to_string())
+                            .await
+                            .map_err(FlowError::Other)?;
+                        flow.handle_callback(&callback)?;
+                        continue;
                     }
-                    None => {
-                        let reply = self.auth_exchange(what, req).await?;
-                        flow.handle_response(SystemTime::now(), reply)
-                            .map_err(|e| unauthorized(what, &e))?;
-                    }
+                    None => req,
                 },
                 Step::Done(_) => {
                     tracing::debug!(target: "mcp", "authorized");
                     return Ok(());
                 }
+            };
+            match self.auth_exchange(what, req).await {
+                Ok(reply) => flow.handle_response(SystemTime::now(), reply)?,
+                Err(e) => flow.handle_error(e.message())?,
             }
         }
     }
@@ -772,6 +938,31 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         self.timed(timeout, &step, exchange)
             .await
             .map_err(|e| fail(e.message().to_owned()))
+    }
+}
+
+/// Why an authorization flow failed: the flow's error, or the application's (its
+/// authorization handler's).
+#[cfg(feature = "oauth")]
+enum FlowError {
+    OAuth(crate::oauth::OAuthError),
+    Other(Error),
+}
+
+#[cfg(feature = "oauth")]
+impl From<crate::oauth::OAuthError> for FlowError {
+    fn from(e: crate::oauth::OAuthError) -> Self {
+        FlowError::OAuth(e)
+    }
+}
+
+#[cfg(feature = "oauth")]
+impl FlowError {
+    fn into_error(self, what: &str) -> Error {
+        match self {
+            FlowError::OAuth(e) => unauthorized(what, &e),
+            FlowError::Other(e) => e,
+        }
     }
 }
 

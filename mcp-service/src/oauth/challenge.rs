@@ -43,14 +43,19 @@ impl Challenge {
         found
     }
 
-    /// Parses one `WWW-Authenticate` header value and returns its `Bearer` challenge, or `None`
-    /// when the value is malformed or has no `Bearer` challenge. Parameter names are
-    /// case-insensitive; values may be tokens or quoted strings with `\` escapes.
+    /// Parses one `WWW-Authenticate` header value and returns its `Bearer` challenge (else its
+    /// `DPoP` challenge, RFC 9449 §7.1), or `None` when the value is malformed or has neither.
+    /// Parameter names are case-insensitive; values may be tokens or quoted strings with `\`
+    /// escapes.
     pub fn parse(value: &str) -> Option<Challenge> {
         let challenges = parse_challenges(value)?;
-        let (_, params) = challenges
-            .into_iter()
-            .find(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))?;
+        let position = |name: &str| {
+            challenges
+                .iter()
+                .position(|(scheme, _)| scheme.eq_ignore_ascii_case(name))
+        };
+        let at = position("bearer").or_else(|| position("dpop"))?;
+        let (_, params) = challenges.into_iter().nth(at)?;
         let mut c = Challenge::default();
         for (name, value) in params {
             match name.to_ascii_lowercase().as_str() {
@@ -252,6 +257,16 @@ mod tests {
         assert_eq!(c.scope.as_deref(), Some("s"));
         let c = Challenge::parse(r#"Negotiate abc==, Bearer resource_metadata="u""#).unwrap();
         assert_eq!(c.resource_metadata.as_deref(), Some("u"));
+    }
+
+    #[test]
+    fn dpop_challenges() {
+        let c = Challenge::parse(r#"DPoP error="use_dpop_nonce", resource_metadata="u""#).unwrap();
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("u"));
+        // With both, the Bearer challenge speaks.
+        let c = Challenge::parse(r#"DPoP algs="ES256", Bearer scope="s""#).unwrap();
+        assert_eq!(c.scope.as_deref(), Some("s"));
     }
 
     #[test]

@@ -28,7 +28,9 @@ pub struct ProtectedResourceMetadata {
 pub struct AuthorizationServerMetadata {
     /// The issuer identifier.
     pub issuer: String,
-    /// The authorization endpoint.
+    /// The authorization endpoint (empty when the metadata names none: a server that only
+    /// offers grants without one, such as `client_credentials`).
+    #[serde(default)]
     pub authorization_endpoint: String,
     /// The token endpoint.
     pub token_endpoint: String,
@@ -57,6 +59,10 @@ pub struct AuthorizationServerMetadata {
     /// without it is refused.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// The JWS algorithms the server accepts in DPoP proofs (RFC 9449 §5.1): it issues
+    /// DPoP-bound tokens.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {
@@ -76,6 +82,7 @@ impl AuthorizationServerMetadata {
             code_challenge_methods_supported: None,
             client_id_metadata_document_supported: false,
             authorization_response_iss_parameter_supported: false,
+            dpop_signing_alg_values_supported: None,
         }
     }
 

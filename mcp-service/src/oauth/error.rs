@@ -107,6 +107,38 @@ pub enum OAuthError {
         /// The scope the server asked for.
         scope: String,
     },
+    /// A JWT assertion (workload identity token, ID token) could not be read.
+    #[error("no assertion from {from}: {reason}")]
+    Assertion {
+        /// Where it was to come from.
+        from: String,
+        /// Why it is not there.
+        reason: String,
+    },
+    /// A key could not be used: a PEM that does not hold a key of the algorithm, a failed
+    /// signature.
+    #[error("{what}: {reason}")]
+    Key {
+        /// Which key or signature.
+        what: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The grant needs something the configuration does not have (e.g. `client_credentials`
+    /// without a pre-registered client, a DPoP-bound token without a DPoP key).
+    #[error("{0}")]
+    Configuration(String),
+    /// A request of the flow could not be carried out (the connection failed or timed out),
+    /// reported by the caller with [`AuthFlow::handle_error`](super::AuthFlow::handle_error).
+    #[error("{what} at {url} failed: {reason}")]
+    Transport {
+        /// Which request.
+        what: &'static str,
+        /// Where it went.
+        url: String,
+        /// What the caller saw.
+        reason: String,
+    },
     /// A reply was handed to a flow that is not waiting for one.
     #[error("the authorization flow is not waiting for a reply")]
     NotWaiting,

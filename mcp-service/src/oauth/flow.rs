@@ -2,10 +2,15 @@
 //! their replies until it holds an access token or an error.
 //!
 //! Order of business: refresh (when a refresh token is kept and this is not a step-up) →
-//! Protected Resource Metadata → authorization server metadata → client identity (configured,
-//! kept, Client ID Metadata Document, or Dynamic Client Registration) → authorization request
-//! (PKCE S256, `state`, `resource`, `scope`) → token request. No IO, no clock, no randomness:
-//! the caller sends the requests, passes the time replies arrive, and supplies the random bytes.
+//! Protected Resource Metadata → authorization server metadata (each server the metadata lists,
+//! in order, until one has usable metadata) → client identity (configured, kept, Client ID
+//! Metadata Document, or Dynamic Client Registration) → the grant: the authorization request
+//! (PKCE S256, `state`, `resource`, `scope`) and the code's token request, or at once the
+//! token request of `client_credentials` or the JWT bearer grant (after the token exchange at
+//! the identity provider for enterprise-managed authorization). Token requests carry a DPoP
+//! proof when a DPoP key is configured, and are sent again once with the server's nonce when
+//! it asks for one. No IO, no clock, no randomness: the caller sends the requests, passes the
+//! time, and supplies the random bytes.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -14,6 +19,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use url::Url;
 use url::form_urlencoded;
 
@@ -23,16 +29,27 @@ use super::discovery::{
     issuer_matches, resource_matches,
 };
 use super::error::OAuthError;
+use super::grant::{self, Grant, JWT_CLIENT_ASSERTION, parse_id_jag_response};
 use super::pkce::{Pkce, b64url};
-use super::store::{Authorization, ClientCredentials, TokenEndpointAuth, TokenSet, TokenStore};
+use super::store::{
+    Authorization, ClientCredentials, TokenEndpointAuth, TokenSet, TokenStore, TokenType,
+};
 use super::{Entropy, OAuthConfig, ScopePolicy};
+
+/// The `DPoP` request header (RFC 9449 §4.1).
+pub const DPOP: header::HeaderName = header::HeaderName::from_static("dpop");
+/// The `DPoP-Nonce` reply header (RFC 9449 §8).
+pub const DPOP_NONCE: header::HeaderName = header::HeaderName::from_static("dpop-nonce");
+/// Token requests sent again with a server's fresh DPoP nonce, per request.
+const NONCE_RETRIES: u8 = 1;
 
 /// What an [`AuthFlow`] wants done next.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Step {
     /// Send this request (do not follow redirects) and pass the reply to
-    /// [`AuthFlow::handle_response`].
+    /// [`AuthFlow::handle_response`] (or a failure to send it to
+    /// [`AuthFlow::handle_error`]).
     Send(Request<Vec<u8>>),
     /// The authorization request (a `GET` of the authorization URL, [`Request::uri`]). A host
     /// with a user opens the URL in a browser and passes the URL its redirect URI was called
@@ -40,21 +57,42 @@ pub enum Step {
     /// approves without a user, as in tests) sends it without following redirects and passes
     /// the reply to [`AuthFlow::handle_response`].
     Authorize(Request<Vec<u8>>),
-    /// Authorized: send `Authorization: Bearer <token>` on the MCP requests.
-    /// [`AuthFlow::authorization`] has the full record, already saved in the token store.
+    /// Authorized: the access token. [`AuthFlow::authorization`] has the full record (with
+    /// the token type: `Bearer`, or `DPoP` for a DPoP-bound token), already saved in the
+    /// token store.
     Done(String),
 }
 
 #[derive(Debug)]
 enum State {
     Refresh,
-    ResourceMetadata { candidates: Vec<Url>, next: usize },
-    ServerMetadata { candidates: Vec<Url>, next: usize },
+    ResourceMetadata {
+        candidates: Vec<Url>,
+        next: usize,
+    },
+    ServerMetadata {
+        candidates: Vec<Url>,
+        next: usize,
+    },
     Register,
-    Authorize { url: Url },
+    Authorize {
+        url: Url,
+    },
+    /// The token exchange at the enterprise identity provider (ID-JAG).
+    TokenExchange,
     Token,
     Done(Box<Authorization>),
     Failed(OAuthError),
+}
+
+/// What is added to a request when it is sent, dated then ([`AuthFlow::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sign {
+    /// A DPoP proof for the token endpoint, with this `jti`.
+    Dpop([u8; 16]),
+    /// The `private_key_jwt` client assertion, with this `jti`, for the audience of the
+    /// flow's authorization server.
+    ClientAssertion([u8; 16]),
 }
 
 /// A request to be made, kept as parts so that [`AuthFlow::step`] can be asked again.
@@ -64,6 +102,9 @@ struct Pending {
     url: Url,
     headers: Vec<(header::HeaderName, String)>,
     body: Vec<u8>,
+    sign: Vec<Sign>,
+    /// Times the request was sent again with a DPoP nonce.
+    nonce_retries: u8,
 }
 
 impl Pending {
@@ -73,23 +114,9 @@ impl Pending {
             url,
             headers: vec![(header::ACCEPT, "application/json".to_owned())],
             body: Vec::new(),
+            sign: Vec::new(),
+            nonce_retries: 0,
         }
-    }
-
-    fn to_request(&self) -> Request<Vec<u8>> {
-        let mut req = Request::new(self.body.clone());
-        *req.method_mut() = self.method.clone();
-        // A `url::Url` is always a valid URI; a failure here would leave the default `/`,
-        // which the peer answers with an error the flow reports.
-        if let Ok(uri) = self.url.as_str().parse() {
-            *req.uri_mut() = uri;
-        }
-        for (name, value) in &self.headers {
-            if let Ok(v) = HeaderValue::from_str(value) {
-                req.headers_mut().append(name.clone(), v);
-            }
-        }
-        req
     }
 }
 
@@ -105,10 +132,21 @@ pub struct AuthFlow {
     challenge: Challenge,
     pkce: Pkce,
     state_param: String,
+    /// Seeds the `jti`s of the flow's signed JWTs.
+    jti_seed: [u8; 32],
+    jtis: u32,
     prior: Option<Authorization>,
+    /// Renewing a token that still works: a refused refresh of an authorization code grant
+    /// fails instead of starting over (which would need the user).
+    renew: bool,
     /// The `resource` parameter (RFC 8707).
     resource: String,
     prm: Option<ProtectedResourceMetadata>,
+    /// The authorization servers the Protected Resource Metadata lists, and the next to try.
+    servers: Vec<Url>,
+    next_server: usize,
+    /// Why the servers tried so far failed discovery.
+    server_errors: Vec<OAuthError>,
     issuer: Option<Url>,
     /// No Protected Resource Metadata: the 2025-03-26 rules (the MCP server's origin is the
     /// authorization server, default endpoints when it has no metadata).
@@ -137,9 +175,14 @@ impl AuthFlow {
         server_url: Url,
         challenge: Challenge,
         entropy: &Entropy,
+        renew: bool,
     ) -> Result<AuthFlow, OAuthError> {
         let server_key = canonical_resource(&server_url);
         let prior = store.load(&server_key);
+        let mut seed = Sha256::new();
+        seed.update(b"mcp-oauth-jti");
+        seed.update(entropy.pkce);
+        seed.update(entropy.state);
         let mut flow = AuthFlow {
             config,
             store,
@@ -148,8 +191,14 @@ impl AuthFlow {
             server_url,
             pkce: Pkce::from_random(&entropy.pkce),
             state_param: b64url(&entropy.state),
+            jti_seed: seed.finalize().into(),
+            jtis: 0,
             prior,
+            renew,
             prm: None,
+            servers: Vec::new(),
+            next_server: 0,
+            server_errors: Vec::new(),
             issuer: None,
             legacy: false,
             metadata: None,
@@ -160,17 +209,21 @@ impl AuthFlow {
             pending: None,
             challenge,
         };
+        let refresh = flow
+            .prior
+            .clone()
+            .filter(|p| p.tokens.refresh_token.is_some());
         if flow.challenge.insufficient_scope {
             flow.check_step_up()?;
             flow.start_discovery()?;
-        } else if let Some(prior) = flow
-            .prior
-            .as_ref()
-            .filter(|p| p.tokens.refresh_token.is_some())
-        {
-            let pending = flow.refresh_request(prior)?;
+        } else if let Some(prior) = refresh {
+            let pending = flow.refresh_request(&prior)?;
             flow.pending = Some(pending);
             flow.state = State::Refresh;
+        } else if renew && flow.config.grant.is_interactive() {
+            return Err(OAuthError::Configuration(
+                "no refresh token to renew the authorization with".to_owned(),
+            ));
         } else {
             flow.start_discovery()?;
         }
@@ -178,26 +231,28 @@ impl AuthFlow {
         Ok(flow)
     }
 
-    /// What to do next: a request to send, or the access token. After an error, that error.
+    /// What to do next: a request to send at `now` (which dates the DPoP proof and client
+    /// assertion it may carry), or the access token. After an error, that error.
     ///
     /// # Errors
     /// The error that ended the flow (from [`handle_response`](Self::handle_response) or
     /// [`handle_callback`](Self::handle_callback)), again; [`OAuthError::NotWaiting`] when
-    /// there is no request to make (a reply is being handled).
-    pub fn step(&self) -> Result<Step, OAuthError> {
+    /// there is no request to make (a reply is being handled); [`OAuthError::Key`] when a
+    /// proof or assertion cannot be signed (the flow goes on).
+    pub fn step(&self, now: SystemTime) -> Result<Step, OAuthError> {
         match &self.state {
             State::Done(a) => Ok(Step::Done(a.tokens.access_token.clone())),
             State::Failed(e) => Err(e.clone()),
             State::Authorize { .. } => self
                 .pending
                 .as_ref()
-                .map(|p| Step::Authorize(p.to_request()))
-                .ok_or(OAuthError::NotWaiting),
+                .map(|p| self.to_request(p, now).map(Step::Authorize))
+                .unwrap_or(Err(OAuthError::NotWaiting)),
             _ => self
                 .pending
                 .as_ref()
-                .map(|p| Step::Send(p.to_request()))
-                .ok_or(OAuthError::NotWaiting),
+                .map(|p| self.to_request(p, now).map(Step::Send))
+                .unwrap_or(Err(OAuthError::NotWaiting)),
         }
     }
 
@@ -218,10 +273,12 @@ impl AuthFlow {
     /// refused registration or token request, with the OAuth `error` of the body);
     /// [`OAuthError::InvalidResponse`] for a metadata document or reply that is not what its
     /// specification requires; [`OAuthError::ResourceMismatch`] /
-    /// [`OAuthError::IssuerMismatch`] for metadata about another resource or issuer;
-    /// [`OAuthError::NoAuthorizationServerMetadata`] when no well-known location had any;
-    /// [`OAuthError::PkceNotSupported`] for a server without PKCE `S256`;
-    /// [`OAuthError::NoClientRegistration`] when there is no way to get a client id;
+    /// [`OAuthError::IssuerMismatch`] for metadata about another resource or issuer (when no
+    /// other authorization server is listed); [`OAuthError::NoAuthorizationServerMetadata`]
+    /// when no well-known location had any; [`OAuthError::PkceNotSupported`] for a server
+    /// without PKCE `S256`; [`OAuthError::NoClientRegistration`] when there is no way to get
+    /// a client id; [`OAuthError::Configuration`] for a grant the configuration cannot run;
+    /// [`OAuthError::Assertion`] for an assertion that cannot be read;
     /// [`OAuthError::InvalidUrl`] for an unusable URL in metadata; and
     /// [`OAuthError::NotWaiting`] when the flow waits for no reply.
     pub fn handle_response(
@@ -230,6 +287,18 @@ impl AuthFlow {
         response: Response<Vec<u8>>,
     ) -> Result<(), OAuthError> {
         let result = self.on_response(now, response);
+        self.settle(result)
+    }
+
+    /// The request of the last [`step`](Self::step) could not be carried out (`reason`: a
+    /// refused connection, a timeout). During authorization server discovery the flow goes on
+    /// with the next server the Protected Resource Metadata lists; otherwise it ends.
+    ///
+    /// # Errors
+    /// [`OAuthError::Transport`] with `reason` when the flow ends (or the error of the last
+    /// server when none is left); [`OAuthError::NotWaiting`] when it waits for no reply.
+    pub fn handle_error(&mut self, reason: &str) -> Result<(), OAuthError> {
+        let result = self.on_error(reason);
         self.settle(result)
     }
 
@@ -267,12 +336,86 @@ impl AuthFlow {
         result
     }
 
+    /// A fresh `jti` for a signed JWT of this flow.
+    fn next_jti(&mut self) -> [u8; 16] {
+        self.jtis += 1;
+        let mut h = Sha256::new();
+        h.update(self.jti_seed);
+        h.update(self.jtis.to_be_bytes());
+        let digest: [u8; 32] = h.finalize().into();
+        let mut jti = [0; 16];
+        jti.copy_from_slice(&digest[..16]);
+        jti
+    }
+
+    /// `pending` as a request sent at `now`: its proof and assertion signed.
+    fn to_request(&self, p: &Pending, now: SystemTime) -> Result<Request<Vec<u8>>, OAuthError> {
+        let mut body = p.body.clone();
+        let mut extra = Vec::new();
+        for sign in &p.sign {
+            match sign {
+                Sign::Dpop(jti) => {
+                    if let Some(proof) = super::dpop_proof(
+                        &self.config,
+                        p.method.as_str(),
+                        p.url.as_str(),
+                        None,
+                        now,
+                        jti,
+                    )? {
+                        extra.push((DPOP, proof));
+                    }
+                }
+                Sign::ClientAssertion(jti) => {
+                    let client = self
+                        .client
+                        .as_ref()
+                        .or(self.prior.as_ref().map(|a| &a.client));
+                    let audience = self
+                        .metadata
+                        .as_ref()
+                        .map(|m| m.issuer.clone())
+                        .or_else(|| self.prior.as_ref().map(|a| a.issuer.clone()))
+                        .unwrap_or_default();
+                    let client_id = client.map(|c| c.client_id.as_str()).unwrap_or_default();
+                    let assertion =
+                        super::client_assertion(&self.config, client_id, &audience, now, jti)?;
+                    let mut form = form_urlencoded::Serializer::new(String::new());
+                    form.append_pair("client_assertion_type", JWT_CLIENT_ASSERTION)
+                        .append_pair("client_assertion", &assertion);
+                    if !body.is_empty() {
+                        body.push(b'&');
+                    }
+                    body.extend_from_slice(form.finish().as_bytes());
+                }
+            }
+        }
+        let mut req = Request::new(body);
+        *req.method_mut() = p.method.clone();
+        // A `url::Url` is always a valid URI; a failure here would leave the default `/`,
+        // which the peer answers with an error the flow reports.
+        if let Ok(uri) = p.url.as_str().parse() {
+            *req.uri_mut() = uri;
+        }
+        for (name, value) in p.headers.iter().chain(extra.iter()) {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                req.headers_mut().append(name.clone(), v);
+            }
+        }
+        Ok(req)
+    }
+
     /// The request about to be made may go where it points ([`super::ssrf`]): the user's
-    /// browser opens the authorization URL, but a headless approval fetches it too.
+    /// browser opens the authorization URL, but a headless approval fetches it too. The
+    /// identity provider's token endpoint is the application's choice, not the server's, and
+    /// is not checked.
     fn check_pending(&self) -> Result<(), OAuthError> {
         let Some(pending) = &self.pending else {
             return Ok(());
         };
+        if matches!(self.state, State::TokenExchange) {
+            return Ok(());
+        }
         let allow = self.config.allow_private_addresses;
         super::ssrf::check(&self.server_url, &pending.url, allow).map_err(|reason| {
             OAuthError::InvalidUrl {
@@ -289,17 +432,78 @@ impl AuthFlow {
         })
     }
 
+    fn on_error(&mut self, reason: &str) -> Result<(), OAuthError> {
+        let Some(pending) = self.pending.take() else {
+            return Err(OAuthError::NotWaiting);
+        };
+        let state = std::mem::replace(&mut self.state, State::Failed(OAuthError::NotWaiting));
+        let error = |what| OAuthError::Transport {
+            what,
+            url: pending.url.to_string(),
+            reason: reason.to_owned(),
+        };
+        match state {
+            State::ServerMetadata { .. } if !self.legacy => {
+                self.next_authorization_server(error("authorization server metadata request"))
+            }
+            State::ResourceMetadata { .. } => Err(error("protected resource metadata request")),
+            State::ServerMetadata { .. } => Err(error("authorization server metadata request")),
+            State::Register => Err(error("client registration")),
+            State::Authorize { .. } => Err(error("authorization request")),
+            State::TokenExchange => Err(error("token exchange")),
+            State::Refresh | State::Token => Err(error("token request")),
+            State::Done(a) => {
+                self.state = State::Done(a);
+                Err(OAuthError::NotWaiting)
+            }
+            State::Failed(e) => Err(e),
+        }
+    }
+
+    /// A token endpoint's `use_dpop_nonce` (RFC 9449 §8): the request goes again with the
+    /// nonce (now kept), at most [`NONCE_RETRIES`] times. Every `DPoP-Nonce` is kept.
+    fn dpop_nonce_retry(&mut self, pending: &Pending, resp: &Response<Vec<u8>>) -> bool {
+        let Some(nonce) = resp.headers().get(DPOP_NONCE).and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        if !super::dpop_enabled(&self.config) {
+            return false;
+        }
+        super::dpop_set_nonce(&self.config, pending.url.as_str(), nonce);
+        let asks = resp.status() == StatusCode::BAD_REQUEST
+            && oauth_error_code(resp.body()).as_deref() == Some("use_dpop_nonce");
+        if !asks || pending.nonce_retries >= NONCE_RETRIES {
+            return false;
+        }
+        let mut again = pending.clone();
+        again.nonce_retries += 1;
+        for sign in &mut again.sign {
+            let jti = self.next_jti();
+            match sign {
+                Sign::Dpop(j) | Sign::ClientAssertion(j) => *j = jti,
+            }
+        }
+        tracing::debug!(target: "mcp::oauth", url = %pending.url, "token request again with the server's DPoP nonce");
+        self.pending = Some(again);
+        true
+    }
+
     fn on_response(&mut self, now: SystemTime, resp: Response<Vec<u8>>) -> Result<(), OAuthError> {
         let Some(pending) = self.pending.take() else {
             return Err(OAuthError::NotWaiting);
         };
         let status = resp.status();
         let state = std::mem::replace(&mut self.state, State::Failed(OAuthError::NotWaiting));
+        if matches!(state, State::Refresh | State::Token) && self.dpop_nonce_retry(&pending, &resp)
+        {
+            self.state = state;
+            return Ok(());
+        }
         match state {
             State::Refresh => {
                 if status.is_success() {
                     let prior = self.prior.clone().ok_or(OAuthError::NotWaiting)?;
-                    let mut tokens = parse_token_response(&pending.url, resp.body(), now)?;
+                    let mut tokens = self.token_response(&pending.url, resp.body(), now)?;
                     if tokens.refresh_token.is_none() {
                         tokens.refresh_token = prior.tokens.refresh_token.clone();
                     }
@@ -308,6 +512,14 @@ impl AuthFlow {
                     }
                     let auth = Authorization { tokens, ..prior };
                     self.finish(auth);
+                } else if self.renew && self.config.grant.is_interactive() {
+                    // Only the user could renew it: the kept token stays until it expires.
+                    return Err(http_error(
+                        "refresh request",
+                        &pending.url,
+                        status,
+                        resp.body(),
+                    ));
                 } else {
                     // Refused (expired or revoked refresh token, changed client): start over.
                     tracing::debug!(target: "mcp::oauth", %status, "refresh refused; authorizing anew");
@@ -334,17 +546,27 @@ impl AuthFlow {
             }
             State::ServerMetadata { candidates, next } => {
                 if status.is_success() {
-                    self.on_server_metadata(&pending.url, resp.body())
+                    match self.on_server_metadata(&pending.url, resp.body()) {
+                        Err(e) if !self.legacy && discovery_failure(&e) => {
+                            self.next_authorization_server(e)
+                        }
+                        other => other,
+                    }
                 } else if status.is_client_error() {
                     self.tried.push(pending.url.to_string());
                     self.next_server_metadata(candidates, next)
                 } else {
-                    Err(http_error(
+                    let e = http_error(
                         "authorization server metadata request",
                         &pending.url,
                         status,
                         resp.body(),
-                    ))
+                    );
+                    if self.legacy {
+                        Err(e)
+                    } else {
+                        self.next_authorization_server(e)
+                    }
                 }
             }
             State::Register => {
@@ -388,6 +610,19 @@ impl AuthFlow {
                     ))
                 }
             }
+            State::TokenExchange => {
+                if !status.is_success() {
+                    return Err(http_error(
+                        "token exchange",
+                        &pending.url,
+                        status,
+                        resp.body(),
+                    ));
+                }
+                let id_jag = parse_id_jag_response(&pending.url, resp.body())?;
+                let form = grant::jwt_bearer_form(id_jag, self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
             State::Token => {
                 if !status.is_success() {
                     return Err(http_error(
@@ -397,7 +632,7 @@ impl AuthFlow {
                         resp.body(),
                     ));
                 }
-                let tokens = parse_token_response(&pending.url, resp.body(), now)?;
+                let tokens = self.token_response(&pending.url, resp.body(), now)?;
                 let (Some(client), Some(metadata)) = (self.client.clone(), self.metadata.as_ref())
                 else {
                     return Err(OAuthError::NotWaiting);
@@ -419,6 +654,24 @@ impl AuthFlow {
             }
             State::Failed(e) => Err(e),
         }
+    }
+
+    /// A token reply: a DPoP-bound token needs the DPoP key.
+    fn token_response(
+        &self,
+        url: &Url,
+        body: &[u8],
+        now: SystemTime,
+    ) -> Result<TokenSet, OAuthError> {
+        let tokens = parse_token_response(url, body, now)?;
+        if tokens.token_type == TokenType::DPoP && !super::dpop_enabled(&self.config) {
+            return Err(OAuthError::InvalidResponse {
+                what: "token response",
+                url: url.to_string(),
+                reason: "a DPoP-bound token, but this client has no DPoP key".to_owned(),
+            });
+        }
+        Ok(tokens)
     }
 
     fn finish(&mut self, auth: Authorization) {
@@ -521,28 +774,58 @@ impl AuthFlow {
                 found: prm.resource.clone(),
             });
         }
-        let first = prm
-            .authorization_servers
-            .first()
-            .ok_or_else(|| invalid("authorization_servers is empty".to_owned()))?;
-        let issuer = Url::parse(first).map_err(|e| OAuthError::InvalidUrl {
-            what: "authorization server",
-            url: first.clone(),
-            reason: e.to_string(),
-        })?;
-        if !matches!(issuer.scheme(), "http" | "https") {
-            return Err(OAuthError::InvalidUrl {
+        if prm.authorization_servers.is_empty() {
+            return Err(invalid("authorization_servers is empty".to_owned()));
+        }
+        let mut servers = Vec::new();
+        for s in &prm.authorization_servers {
+            let issuer = Url::parse(s).map_err(|e| OAuthError::InvalidUrl {
                 what: "authorization server",
-                url: first.clone(),
-                reason: "not an http(s) URL".to_owned(),
-            });
+                url: s.clone(),
+                reason: e.to_string(),
+            })?;
+            if !matches!(issuer.scheme(), "http" | "https") {
+                return Err(OAuthError::InvalidUrl {
+                    what: "authorization server",
+                    url: s.clone(),
+                    reason: "not an http(s) URL".to_owned(),
+                });
+            }
+            servers.push(issuer);
         }
         self.resource = prm.resource.clone();
         self.prm = Some(prm);
+        self.servers = servers;
+        self.next_server = 0;
+        self.start_server_discovery()
+    }
+
+    /// Discovery of the next authorization server the Protected Resource Metadata lists.
+    fn start_server_discovery(&mut self) -> Result<(), OAuthError> {
+        let issuer = self
+            .servers
+            .get(self.next_server)
+            .cloned()
+            .ok_or(OAuthError::NotWaiting)?;
+        self.next_server += 1;
         let candidates = discovery::authorization_server_metadata_urls(&issuer);
         self.issuer = Some(issuer);
         self.tried.clear();
         self.next_server_metadata(candidates, 0)
+    }
+
+    /// The current authorization server failed discovery with `error`: the next one, if the
+    /// metadata lists more; else `error` (the first server's, when several failed).
+    fn next_authorization_server(&mut self, error: OAuthError) -> Result<(), OAuthError> {
+        if self.next_server < self.servers.len() {
+            tracing::debug!(target: "mcp::oauth", %error, "authorization server discovery failed; trying the next one");
+            self.server_errors.push(error);
+            return self.start_server_discovery();
+        }
+        match self.server_errors.first() {
+            Some(first) => Err(first.clone()),
+            None => Err(error),
+        }
     }
 
     fn next_server_metadata(
@@ -565,10 +848,11 @@ impl AuthFlow {
             ));
             return self.choose_client();
         }
-        Err(OAuthError::NoAuthorizationServerMetadata {
+        let error = OAuthError::NoAuthorizationServerMetadata {
             issuer: self.issuer.as_ref().map(Url::to_string).unwrap_or_default(),
             tried: self.tried.join(", "),
-        })
+        };
+        self.next_authorization_server(error)
     }
 
     fn on_server_metadata(&mut self, url: &Url, body: &[u8]) -> Result<(), OAuthError> {
@@ -585,15 +869,17 @@ impl AuthFlow {
                 found: metadata.issuer,
             });
         }
-        if !self.legacy && !metadata.supports_s256() {
+        let code = self.config.grant.is_interactive();
+        if code && !self.legacy && !metadata.supports_s256() {
             return Err(OAuthError::PkceNotSupported {
                 issuer: metadata.issuer,
             });
         }
-        for (what, u) in [
-            ("authorization endpoint", &metadata.authorization_endpoint),
-            ("token endpoint", &metadata.token_endpoint),
-        ] {
+        let mut endpoints = vec![("token endpoint", &metadata.token_endpoint)];
+        if code {
+            endpoints.push(("authorization endpoint", &metadata.authorization_endpoint));
+        }
+        for (what, u) in endpoints {
             Url::parse(u).map_err(|e| OAuthError::InvalidUrl {
                 what,
                 url: u.clone(),
@@ -615,6 +901,12 @@ impl AuthFlow {
                     .auth_method
                     .unwrap_or_else(|| choose_auth_method(pre.client_secret.is_some(), supported)),
             })
+        } else if !self.config.grant.is_interactive() {
+            return Err(OAuthError::Configuration(format!(
+                "the {} grant needs a client registered with {} (OAuthConfig::pre_registered or private_key_jwt)",
+                grant_name(&self.config.grant),
+                metadata.issuer
+            )));
         } else if let Some(kept) = self.store.load_client(&metadata.issuer) {
             Some(kept)
         } else {
@@ -633,10 +925,85 @@ impl AuthFlow {
         match client {
             Some(c) => {
                 self.client = Some(c);
-                self.start_authorization()
+                self.start_grant()
             }
             None => self.start_registration(),
         }
+    }
+
+    /// With metadata and a client: the configured grant's first request.
+    fn start_grant(&mut self) -> Result<(), OAuthError> {
+        match self.config.grant.clone() {
+            Grant::AuthorizationCode => self.start_authorization(),
+            Grant::ClientCredentials => {
+                self.scope = self.select_scope();
+                let form = grant::client_credentials_form(self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
+            Grant::JwtBearer(source) => {
+                self.scope = self.select_scope();
+                let assertion = source.load()?;
+                let form = grant::jwt_bearer_form(assertion, self.scope.as_deref(), &self.resource);
+                self.grant_token_request(form)
+            }
+            Grant::EnterpriseManaged(idp) => {
+                self.scope = self.select_scope();
+                let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
+                let id_token = idp.id_token.load()?;
+                let form = grant::id_jag_exchange_form(
+                    id_token,
+                    &metadata.issuer,
+                    &self.resource,
+                    self.scope.as_deref(),
+                );
+                let idp_client = ClientCredentials {
+                    client_id: idp.client_id.clone(),
+                    client_secret: idp.client_secret.clone(),
+                    auth_method: if idp.client_secret.is_some() {
+                        TokenEndpointAuth::ClientSecretBasic
+                    } else {
+                        TokenEndpointAuth::None
+                    },
+                };
+                let mut pending = token_request(&idp.token_endpoint, &idp_client, form)?;
+                pending.sign.clear();
+                self.pending = Some(pending);
+                self.state = State::TokenExchange;
+                Ok(())
+            }
+        }
+    }
+
+    /// A token request of a grant without a user at the authorization server's token
+    /// endpoint, authenticated as the client's method says, with a DPoP proof if configured.
+    fn grant_token_request(&mut self, form: grant::Form) -> Result<(), OAuthError> {
+        let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
+        let client = self.client.as_ref().ok_or(OAuthError::NotWaiting)?;
+        let pending = token_request(&metadata.token_endpoint, client, form)?;
+        self.pending = Some(self.signed(pending));
+        self.state = State::Token;
+        Ok(())
+    }
+
+    /// `pending` (a token request) with the `jti`s of its assertion and proof: a DPoP proof
+    /// when a DPoP key is configured and the server does not rule ES256 out.
+    fn signed(&mut self, mut pending: Pending) -> Pending {
+        for s in &mut pending.sign {
+            let jti = self.next_jti();
+            if let Sign::ClientAssertion(j) = s {
+                *j = jti;
+            }
+        }
+        let algs = self
+            .metadata
+            .as_ref()
+            .and_then(|m| m.dpop_signing_alg_values_supported.as_ref());
+        let allowed = algs.is_none_or(|a| a.iter().any(|a| a == "ES256"));
+        if super::dpop_enabled(&self.config) && allowed {
+            let jti = self.next_jti();
+            pending.sign.push(Sign::Dpop(jti));
+        }
+        pending
     }
 
     fn start_registration(&mut self) -> Result<(), OAuthError> {
@@ -662,7 +1029,11 @@ impl AuthFlow {
             metadata
                 .token_endpoint_auth_methods_supported
                 .as_ref()
-                .and_then(|m| m.iter().find_map(|n| TokenEndpointAuth::from_name(n)))
+                .and_then(|m| {
+                    m.iter()
+                        .filter_map(|n| TokenEndpointAuth::from_name(n))
+                        .find(|m| *m != TokenEndpointAuth::PrivateKeyJwt)
+                })
         });
         if let (Some(m), Some(obj)) = (method, body.as_object_mut()) {
             obj.insert("token_endpoint_auth_method".to_owned(), m.as_str().into());
@@ -675,6 +1046,8 @@ impl AuthFlow {
                 (header::ACCEPT, "application/json".to_owned()),
             ],
             body: body.to_string().into_bytes(),
+            sign: Vec::new(),
+            nonce_retries: 0,
         });
         self.state = State::Register;
         Ok(())
@@ -701,9 +1074,11 @@ impl AuthFlow {
         let metadata = self.metadata.as_ref().ok_or(OAuthError::NotWaiting)?;
         let supported = metadata.token_endpoint_auth_methods_supported.as_deref();
         let auth_method = match r.token_endpoint_auth_method.as_deref() {
-            Some(name) => TokenEndpointAuth::from_name(name).ok_or_else(|| {
-                invalid(format!("unsupported token_endpoint_auth_method {name:?}"))
-            })?,
+            Some(name) => TokenEndpointAuth::from_name(name)
+                .filter(|m| *m != TokenEndpointAuth::PrivateKeyJwt)
+                .ok_or_else(|| {
+                    invalid(format!("unsupported token_endpoint_auth_method {name:?}"))
+                })?,
             None => choose_auth_method(r.client_secret.is_some(), supported),
         };
         if auth_method != TokenEndpointAuth::None && r.client_secret.is_none() {
@@ -719,7 +1094,7 @@ impl AuthFlow {
         };
         self.store.save_client(&metadata.issuer, client.clone());
         self.client = Some(client);
-        self.start_authorization()
+        self.start_grant()
     }
 
     fn select_scope(&self) -> Option<String> {
@@ -851,19 +1226,42 @@ impl AuthFlow {
             ("code_verifier", self.pkce.verifier().to_owned()),
             ("resource", self.resource.clone()),
         ];
-        self.pending = Some(token_request(&metadata.token_endpoint, client, form)?);
+        let pending = token_request(&metadata.token_endpoint, client, form)?;
+        self.pending = Some(self.signed(pending));
         self.state = State::Token;
         Ok(())
     }
 
-    fn refresh_request(&self, prior: &Authorization) -> Result<Pending, OAuthError> {
+    fn refresh_request(&mut self, prior: &Authorization) -> Result<Pending, OAuthError> {
         let refresh = prior.tokens.refresh_token.clone().unwrap_or_default();
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh),
             ("resource", prior.resource.clone()),
         ];
-        token_request(&prior.token_endpoint, &prior.client, form)
+        let pending = token_request(&prior.token_endpoint, &prior.client, form)?;
+        Ok(self.signed(pending))
+    }
+}
+
+/// Errors of one authorization server's discovery after which the next listed server is
+/// tried.
+fn discovery_failure(e: &OAuthError) -> bool {
+    matches!(
+        e,
+        OAuthError::InvalidResponse { .. }
+            | OAuthError::IssuerMismatch { .. }
+            | OAuthError::PkceNotSupported { .. }
+            | OAuthError::InvalidUrl { .. }
+    )
+}
+
+fn grant_name(grant: &Grant) -> &'static str {
+    match grant {
+        Grant::AuthorizationCode => "authorization_code",
+        Grant::ClientCredentials => "client_credentials",
+        Grant::JwtBearer(_) => "JWT bearer",
+        Grant::EnterpriseManaged(_) => "enterprise-managed (ID-JAG)",
     }
 }
 
@@ -888,7 +1286,8 @@ pub fn choose_auth_method(has_secret: bool, supported: Option<&[String]>) -> Tok
     .unwrap_or(TokenEndpointAuth::ClientSecretBasic)
 }
 
-/// A token endpoint `POST` with the client authenticated as its method says.
+/// A token endpoint `POST` with the client authenticated as its method says (a
+/// `private_key_jwt` assertion is signed when the request is sent).
 fn token_request(
     endpoint: &str,
     client: &ClientCredentials,
@@ -906,6 +1305,7 @@ fn token_request(
         ),
         (header::ACCEPT, "application/json".to_owned()),
     ];
+    let mut sign = Vec::new();
     let secret = client.client_secret.clone().unwrap_or_default();
     match client.auth_method {
         TokenEndpointAuth::ClientSecretBasic => {
@@ -922,6 +1322,10 @@ fn token_request(
             form.push(("client_secret", secret));
         }
         TokenEndpointAuth::None => form.push(("client_id", client.client_id.clone())),
+        TokenEndpointAuth::PrivateKeyJwt => {
+            form.push(("client_id", client.client_id.clone()));
+            sign.push(Sign::ClientAssertion([0; 16]));
+        }
     }
     let body = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
@@ -932,6 +1336,8 @@ fn token_request(
         url,
         headers,
         body,
+        sign,
+        nonce_retries: 0,
     })
 }
 
@@ -939,8 +1345,8 @@ fn token_request(
 ///
 /// # Errors
 /// [`OAuthError::InvalidResponse`] for a body that is not such a reply (not JSON, an empty
-/// or missing `access_token`, a `token_type` other than `Bearer`, an `expires_in` that is
-/// not a non-negative number).
+/// or missing `access_token`, a `token_type` other than `Bearer` or `DPoP`, an `expires_in`
+/// that is not a non-negative number).
 pub fn parse_token_response(
     url: &Url,
     body: &[u8],
@@ -966,12 +1372,12 @@ pub fn parse_token_response(
     if r.access_token.is_empty() {
         return Err(invalid("empty access_token".to_owned()));
     }
-    if !r.token_type.eq_ignore_ascii_case("bearer") {
-        return Err(invalid(format!(
-            "token_type {:?} is not Bearer",
+    let token_type = TokenType::from_name(&r.token_type).ok_or_else(|| {
+        invalid(format!(
+            "token_type {:?} is neither Bearer nor DPoP",
             r.token_type
-        )));
-    }
+        ))
+    })?;
     let expires_in = match r.expires_in {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::Number(n)) => Some(
@@ -988,10 +1394,23 @@ pub fn parse_token_response(
     };
     Ok(TokenSet {
         access_token: r.access_token,
+        token_type,
+        issued_at: Some(now),
         refresh_token: r.refresh_token.filter(|t| !t.is_empty()),
         expires_at: expires_in.and_then(|s| now.checked_add(Duration::from_secs(s))),
         scope: r.scope,
     })
+}
+
+/// The OAuth `error` code of a reply body.
+fn oauth_error_code(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct ErrorBody {
+        error: String,
+    }
+    serde_json::from_slice::<ErrorBody>(body)
+        .ok()
+        .map(|b| b.error)
 }
 
 fn http_error(what: &'static str, url: &Url, status: StatusCode, body: &[u8]) -> OAuthError {
@@ -1039,7 +1458,8 @@ fn application_type(redirect_uri: &str) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{OAuthClient, OAuthConfig, ScopePolicy};
+    use super::super::grant::{ID_JAG_TOKEN_TYPE, JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT};
+    use super::super::{AssertionSource, EnterpriseIdp, OAuthClient, OAuthConfig, ScopePolicy};
     use super::*;
     use crate::oauth::pkce::s256;
     use crate::oauth::store::MemoryTokenStore;
@@ -1121,7 +1541,7 @@ mod tests {
     ) -> (Vec<String>, Result<String, OAuthError>) {
         let mut seen = Vec::new();
         for _ in 0..32 {
-            let step = match flow.step() {
+            let step = match flow.step(now()) {
                 Ok(s) => s,
                 Err(e) => return (seen, Err(e)),
             };
@@ -1567,7 +1987,7 @@ mod tests {
             "{e}"
         );
         // The flow stays failed with the same error.
-        assert_eq!(flow.step().unwrap_err(), e);
+        assert_eq!(flow.step(now()).unwrap_err(), e);
         assert_eq!(
             flow.handle_response(now(), not_found()).unwrap_err(),
             OAuthError::NotWaiting
@@ -1840,7 +2260,7 @@ mod tests {
             .authorize(MCP, &Challenge::default(), &entropy())
             .unwrap();
         let state = loop {
-            match flow.step().unwrap() {
+            match flow.step(now()).unwrap() {
                 Step::Authorize(req) => break get(&query(&req), "state").unwrap().to_owned(),
                 Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
                 Step::Done(_) => panic!("done before authorizing"),
@@ -1857,7 +2277,7 @@ mod tests {
             .authorize(MCP, &Challenge::default(), &entropy())
             .unwrap();
         loop {
-            match flow.step().unwrap() {
+            match flow.step(now()).unwrap() {
                 Step::Authorize(_) => break,
                 Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
                 Step::Done(_) => panic!("done before authorizing"),
@@ -1865,11 +2285,11 @@ mod tests {
         }
         flow.handle_callback(&format!("{REDIRECT}?code=c&state={state}"))
             .unwrap();
-        match flow.step().unwrap() {
+        match flow.step(now()).unwrap() {
             Step::Send(req) => flow.handle_response(now(), good_servers(&req)).unwrap(),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(flow.step().unwrap(), Step::Done(t) if t == "at-1"));
+        assert!(matches!(flow.step(now()).unwrap(), Step::Done(t) if t == "at-1"));
         assert!(flow.authorization().is_some());
         assert_eq!(
             flow.handle_callback(REDIRECT).unwrap_err(),
@@ -1881,7 +2301,10 @@ mod tests {
     fn token_response_validation() {
         let url = Url::parse("http://as.test/token").unwrap();
         let parse = |v: Value| parse_token_response(&url, v.to_string().as_bytes(), now());
-        assert!(parse(json!({"access_token": "a", "token_type": "DPoP"})).is_err());
+        assert!(parse(json!({"access_token": "a", "token_type": "N_A"})).is_err());
+        let dpop = parse(json!({"access_token": "a", "token_type": "dpop"})).unwrap();
+        assert_eq!(dpop.token_type, TokenType::DPoP);
+        assert_eq!(dpop.issued_at, Some(now()));
         assert!(parse(json!({"access_token": "", "token_type": "Bearer"})).is_err());
         assert!(parse(json!({"token_type": "Bearer"})).is_err());
         assert!(
@@ -1957,6 +2380,464 @@ mod tests {
                 client().authorize(u, &Challenge::default(), &entropy()),
                 Err(OAuthError::InvalidUrl { .. })
             ));
+        }
+    }
+
+    /// An authorization server for grants without a user, on `as.test` (no authorization
+    /// endpoint, no PKCE): `token` answers the token requests.
+    fn machine_servers(
+        mut token: impl FnMut(&Request<Vec<u8>>) -> Response<Vec<u8>>,
+    ) -> impl FnMut(&Request<Vec<u8>>) -> Response<Vec<u8>> {
+        move |req| match (req.uri().host(), req.uri().path()) {
+            (Some("rs.test"), "/.well-known/oauth-protected-resource/mcp") => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://as.test"], "scopes_supported": ["jobs"]}),
+            ),
+            (Some("as.test"), "/.well-known/oauth-authorization-server") => reply(
+                200,
+                json!({
+                    "issuer": "http://as.test",
+                    "token_endpoint": "http://as.test/token",
+                    "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
+                }),
+            ),
+            _ => token(req),
+        }
+    }
+
+    fn machine(grant: Grant, secret: Option<&str>) -> OAuthClient {
+        OAuthClient::new(
+            OAuthConfig::new("machine", REDIRECT)
+                .grant(grant)
+                .pre_registered("m-id", secret.map(str::to_owned)),
+        )
+    }
+
+    #[test]
+    fn client_credentials_goes_straight_to_the_token_endpoint() {
+        let oauth = machine(Grant::ClientCredentials, Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut token_req = None;
+        let (seen, out) = drive(
+            &mut flow,
+            machine_servers(|req| {
+                token_req = Some((form(req), req.headers().clone()));
+                reply(
+                    200,
+                    json!({"access_token": "cc-1", "token_type": "Bearer", "expires_in": 600}),
+                )
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-1");
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen[2], "POST http://as.test/token");
+        let (f, headers) = token_req.unwrap();
+        assert_eq!(get(&f, "grant_type"), Some("client_credentials"));
+        assert_eq!(get(&f, "scope"), Some("jobs"));
+        assert_eq!(get(&f, "resource"), Some(MCP));
+        assert_eq!(get(&f, "client_secret"), None);
+        let basic = format!("Basic {}", STANDARD.encode("m-id:m-secret"));
+        assert_eq!(headers[header::AUTHORIZATION], basic.as_str());
+        assert!(headers.get(DPOP).is_none(), "no DPoP without a key");
+        let a = oauth.authorization(MCP).unwrap();
+        assert_eq!(a.tokens.issued_at, Some(now()));
+        assert_eq!(a.issuer, "http://as.test");
+        // Renewing it runs the grant again (no refresh token).
+        assert!(oauth.needs_renewal(MCP, now() + Duration::from_secs(590)));
+        assert!(!oauth.needs_renewal(MCP, now() + Duration::from_secs(500)));
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (seen, out) = drive(
+            &mut renew,
+            machine_servers(|_| {
+                reply(200, json!({"access_token": "cc-2", "token_type": "Bearer"}))
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-2");
+        assert_eq!(seen.len(), 3);
+    }
+
+    #[test]
+    fn a_refused_refresh_of_a_grant_without_a_user_runs_the_grant() {
+        let oauth = machine(Grant::ClientCredentials, Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| {
+                reply(
+                    200,
+                    json!({"access_token": "cc-1", "token_type": "Bearer", "refresh_token": "r-1"}),
+                )
+            }),
+        );
+        out.unwrap();
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let mut grants = Vec::new();
+        let (_, out) = drive(
+            &mut renew,
+            machine_servers(|req| {
+                let g = get(&form(req), "grant_type").unwrap().to_owned();
+                grants.push(g.clone());
+                if g == "refresh_token" {
+                    reply(400, json!({"error": "invalid_grant"}))
+                } else {
+                    reply(200, json!({"access_token": "cc-2", "token_type": "Bearer"}))
+                }
+            }),
+        );
+        assert_eq!(out.unwrap(), "cc-2");
+        assert_eq!(grants, ["refresh_token", "client_credentials"]);
+    }
+
+    #[test]
+    fn a_grant_without_a_user_needs_a_registered_client() {
+        let oauth =
+            OAuthClient::new(OAuthConfig::new("machine", REDIRECT).grant(Grant::ClientCredentials));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, machine_servers(|_| panic!("no token request")));
+        assert_eq!(seen.len(), 2);
+        match out {
+            Err(OAuthError::Configuration(m)) => assert!(m.contains("client_credentials"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn jwt_bearer_sends_the_assertion_and_reports_an_unreadable_one() {
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let count = n.clone();
+        let source = AssertionSource::from_fn("test source", move || {
+            let i = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(format!("workload.jwt.{i}"))
+        });
+        let oauth = machine(Grant::JwtBearer(source), None);
+        for i in 0..2 {
+            oauth.forget(MCP);
+            let mut flow = oauth
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            let mut f = Vec::new();
+            let (_, out) = drive(
+                &mut flow,
+                machine_servers(|req| {
+                    f = form(req);
+                    reply(200, json!({"access_token": "wif", "token_type": "Bearer"}))
+                }),
+            );
+            out.unwrap();
+            assert_eq!(get(&f, "grant_type"), Some(JWT_BEARER_GRANT));
+            // Read afresh for every grant.
+            assert_eq!(
+                get(&f, "assertion"),
+                Some(format!("workload.jwt.{i}").as_str())
+            );
+            assert_eq!(get(&f, "client_id"), Some("m-id"));
+        }
+        let broken = machine(
+            Grant::JwtBearer(AssertionSource::from_fn("the token file", || {
+                Err("gone".to_owned())
+            })),
+            None,
+        );
+        let mut flow = broken
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, machine_servers(|_| panic!("no token request")));
+        assert_eq!(
+            out.unwrap_err(),
+            OAuthError::Assertion {
+                from: "the token file".into(),
+                reason: "gone".into()
+            }
+        );
+    }
+
+    #[test]
+    fn enterprise_managed_exchanges_the_id_token_then_uses_the_id_jag() {
+        let idp = EnterpriseIdp::new(
+            "http://idp.test/token",
+            "idp-client",
+            AssertionSource::value("the.id.token"),
+        );
+        let oauth = machine(Grant::EnterpriseManaged(idp), Some("m-secret"));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut exchange = Vec::new();
+        let mut bearer = (Vec::new(), None);
+        let (seen, out) = drive(
+            &mut flow,
+            machine_servers(|req| match req.uri().host() {
+                Some("idp.test") => {
+                    exchange = form(req);
+                    reply(
+                        200,
+                        json!({"access_token": "the.id.jag", "issued_token_type": ID_JAG_TOKEN_TYPE, "token_type": "N_A"}),
+                    )
+                }
+                _ => {
+                    bearer = (form(req), req.headers().get(header::AUTHORIZATION).cloned());
+                    reply(
+                        200,
+                        json!({"access_token": "at-jag", "token_type": "Bearer"}),
+                    )
+                }
+            }),
+        );
+        assert_eq!(out.unwrap(), "at-jag");
+        assert_eq!(
+            seen[2..],
+            ["POST http://idp.test/token", "POST http://as.test/token"]
+        );
+        assert_eq!(get(&exchange, "grant_type"), Some(TOKEN_EXCHANGE_GRANT));
+        assert_eq!(get(&exchange, "subject_token"), Some("the.id.token"));
+        assert_eq!(get(&exchange, "audience"), Some("http://as.test"));
+        assert_eq!(get(&exchange, "resource"), Some(MCP));
+        assert_eq!(get(&exchange, "client_id"), Some("idp-client"));
+        assert_eq!(get(&bearer.0, "grant_type"), Some(JWT_BEARER_GRANT));
+        assert_eq!(get(&bearer.0, "assertion"), Some("the.id.jag"));
+        assert!(bearer.1.is_some(), "the client authenticates with Basic");
+        // A refused exchange says so.
+        oauth.forget(MCP);
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| reply(400, json!({"error": "invalid_grant"}))),
+        );
+        match out {
+            Err(OAuthError::Http { what, error, .. }) => {
+                assert_eq!(what, "token exchange");
+                assert_eq!(error.as_deref(), Some("invalid_grant"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The first authorization server listed has no metadata (404s), or cannot be reached:
+    /// the next one is used. When all fail, the first one's error is reported.
+    #[test]
+    fn every_listed_authorization_server_is_tried() {
+        let servers = |req: &Request<Vec<u8>>| match (req.uri().host(), req.uri().path()) {
+            (Some("rs.test"), "/.well-known/oauth-protected-resource/mcp") => reply(
+                200,
+                json!({"resource": MCP, "authorization_servers": ["http://down.test", "http://as.test"]}),
+            ),
+            (Some("down.test"), _) => not_found(),
+            _ => good_servers(req),
+        };
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (seen, out) = drive(&mut flow, servers);
+        assert_eq!(out.unwrap(), "at-1");
+        assert!(seen[1].starts_with("GET http://down.test/"), "{seen:?}");
+        assert!(
+            seen.iter()
+                .any(|s| s == "GET http://as.test/.well-known/oauth-authorization-server")
+        );
+        assert_eq!(oauth.authorization(MCP).unwrap().issuer, "http://as.test");
+
+        // A transport failure at the first server's metadata.
+        let oauth = client();
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let mut down = 0;
+        for _ in 0..16 {
+            let req = match flow.step(now()).unwrap() {
+                Step::Send(r) | Step::Authorize(r) => r,
+                Step::Done(_) => break,
+            };
+            if req.uri().host() == Some("down.test") {
+                down += 1;
+                flow.handle_error("connection refused").unwrap();
+            } else {
+                flow.handle_response(now(), servers(&req)).unwrap();
+            }
+        }
+        assert_eq!(down, 1, "one failure moves on to the next server");
+        assert!(flow.authorization().is_some());
+
+        // All fail: the first server's error.
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(&mut flow, |req| match req.uri().host() {
+            Some("rs.test") => servers(req),
+            _ => not_found(),
+        });
+        match out {
+            Err(OAuthError::NoAuthorizationServerMetadata { issuer, .. }) => {
+                assert_eq!(issuer, "http://down.test/")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A transport failure elsewhere ends the flow.
+        let mut flow = client()
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        match flow.handle_error("timed out") {
+            Err(OAuthError::Transport { what, reason, .. }) => {
+                assert_eq!(what, "protected resource metadata request");
+                assert_eq!(reason, "timed out");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The flow is over: step repeats why.
+        assert!(matches!(
+            flow.step(now()),
+            Err(OAuthError::Transport { .. })
+        ));
+        assert_eq!(flow.handle_error("again"), Err(OAuthError::NotWaiting));
+    }
+
+    #[test]
+    fn renewing_an_authorization_code_grant_only_refreshes() {
+        let oauth = client();
+        // Nothing kept: nothing to renew with.
+        assert!(matches!(
+            oauth.renew(MCP, &entropy()),
+            Err(OAuthError::Configuration(_))
+        ));
+        let mut flow = oauth
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        drive(&mut flow, good_servers).1.unwrap();
+        assert!(oauth.needs_renewal(MCP, now() + Duration::from_secs(55)));
+        // A refused refresh fails the renewal and leaves the token as it was.
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (seen, out) = drive(&mut renew, |_| {
+            reply(400, json!({"error": "invalid_grant"}))
+        });
+        assert_eq!(seen, ["POST http://as.test/token"]);
+        assert!(matches!(
+            out,
+            Err(OAuthError::Http {
+                what: "refresh request",
+                ..
+            })
+        ));
+        assert_eq!(oauth.access_token(MCP, now()).as_deref(), Some("at-1"));
+        let mut renew = oauth.renew(MCP, &entropy()).unwrap();
+        let (_, out) = drive(&mut renew, |_| {
+            reply(
+                200,
+                json!({"access_token": "at-2", "token_type": "Bearer", "expires_in": 60}),
+            )
+        });
+        assert_eq!(out.unwrap(), "at-2");
+    }
+
+    #[test]
+    fn a_dpop_token_without_a_key_is_refused() {
+        let mut flow = machine(Grant::ClientCredentials, Some("s"))
+            .authorize(MCP, &Challenge::default(), &entropy())
+            .unwrap();
+        let (_, out) = drive(
+            &mut flow,
+            machine_servers(|_| reply(200, json!({"access_token": "d", "token_type": "DPoP"}))),
+        );
+        match out {
+            Err(OAuthError::InvalidResponse { reason, .. }) => {
+                assert!(reason.contains("DPoP"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[cfg(feature = "oauth-jwt")]
+    fn jwt_part(jwt: &str, i: usize) -> Value {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let seg = jwt.split('.').nth(i).unwrap();
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(seg).unwrap()).unwrap()
+    }
+
+    /// `private_key_jwt` and DPoP in one token request: the assertion in the form, the proof
+    /// in the header; `use_dpop_nonce` is answered once with the nonce, fresh `jti`s.
+    #[cfg(feature = "oauth-jwt")]
+    #[test]
+    fn private_key_jwt_and_dpop_token_requests_with_a_nonce() {
+        use crate::oauth::{DpopKey, SigningAlgorithm, SigningKey};
+        let pem = crate::oauth::jwt::tests::EC_PEM;
+        let key = SigningKey::from_pem(pem.as_bytes(), SigningAlgorithm::ES256).unwrap();
+        let dpop = DpopKey::from_secret_bytes(&[3; 32]).unwrap();
+        let oauth = OAuthClient::new(
+            OAuthConfig::new("machine", REDIRECT)
+                .grant(Grant::ClientCredentials)
+                .private_key_jwt("k-id", key)
+                .dpop(dpop.clone()),
+        );
+        for nonce_challenges in [1, 2] {
+            oauth.forget(MCP);
+            let mut flow = oauth
+                .authorize(MCP, &Challenge::default(), &entropy())
+                .unwrap();
+            let mut proofs = Vec::new();
+            let mut asked = 0;
+            let (seen, out) = drive(
+                &mut flow,
+                machine_servers(|req| {
+                    let f = form(req);
+                    assert_eq!(get(&f, "client_assertion_type"), Some(JWT_CLIENT_ASSERTION));
+                    let assertion = jwt_part(get(&f, "client_assertion").unwrap(), 1);
+                    assert_eq!(assertion["iss"], "k-id");
+                    assert_eq!(assertion["aud"], "http://as.test");
+                    let proof = req.headers()[DPOP].to_str().unwrap().to_owned();
+                    let claims = jwt_part(&proof, 1);
+                    assert_eq!(claims["htm"], "POST");
+                    assert_eq!(claims["htu"], "http://as.test/token");
+                    proofs.push((claims, assertion["jti"].clone()));
+                    if asked < nonce_challenges {
+                        asked += 1;
+                        let mut r = reply(400, json!({"error": "use_dpop_nonce"}));
+                        r.headers_mut()
+                            .insert(DPOP_NONCE, format!("n-{asked}").parse().unwrap());
+                        return r;
+                    }
+                    reply(200, json!({"access_token": "bound", "token_type": "DPoP"}))
+                }),
+            );
+            assert_eq!(seen.len(), 4, "{seen:?}");
+            assert_eq!(proofs.len(), 2);
+            if nonce_challenges == 1 {
+                assert!(proofs[0].0.get("nonce").is_none());
+            }
+            // The retry carries the nonce the challenge gave (later ones reuse it).
+            assert_eq!(proofs[1].0["nonce"], "n-1");
+            assert_ne!(proofs[0].0["jti"], proofs[1].0["jti"]);
+            assert_ne!(proofs[0].1, proofs[1].1);
+            if nonce_challenges == 1 {
+                assert_eq!(out.unwrap(), "bound");
+                assert_eq!(
+                    oauth.authorization(MCP).unwrap().tokens.token_type,
+                    TokenType::DPoP
+                );
+                // The resource requests present it with a proof bound to the token.
+                let h = oauth
+                    .request_headers(MCP, "POST", MCP, now(), &[1; 16])
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(h.authorization, "DPoP bound");
+                let claims = jwt_part(h.dpop.as_deref().unwrap(), 1);
+                assert_eq!(claims["ath"], s256("bound"));
+                assert_eq!(claims["htu"], MCP);
+            } else {
+                // Asked again after the retry: the flow stops with the server's error.
+                match out {
+                    Err(OAuthError::Http { error, .. }) => {
+                        assert_eq!(error.as_deref(), Some("use_dpop_nonce"))
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
         }
     }
 }

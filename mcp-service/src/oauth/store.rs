@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// How the client authenticates at the token endpoint (RFC 7591 §2, RFC 8414 §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,6 +16,10 @@ pub enum TokenEndpointAuth {
     ClientSecretPost,
     /// `none`: a public client; only `client_id` in the form body.
     None,
+    /// `private_key_jwt`: a JWT signed with the client's private key as `client_assertion`
+    /// (RFC 7523 §2.2, OpenID Connect Core §9); the key is the configuration's
+    /// (`OAuthConfig::private_key_jwt`, feature `oauth-jwt`), never kept in a store.
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuth {
@@ -25,16 +29,18 @@ impl TokenEndpointAuth {
             TokenEndpointAuth::ClientSecretBasic => "client_secret_basic",
             TokenEndpointAuth::ClientSecretPost => "client_secret_post",
             TokenEndpointAuth::None => "none",
+            TokenEndpointAuth::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
     /// The method of a registered name, `None` for methods this client does not implement
-    /// (e.g. `private_key_jwt`).
+    /// (e.g. `client_secret_jwt`).
     pub fn from_name(name: &str) -> Option<TokenEndpointAuth> {
         match name {
             "client_secret_basic" => Some(TokenEndpointAuth::ClientSecretBasic),
             "client_secret_post" => Some(TokenEndpointAuth::ClientSecretPost),
             "none" => Some(TokenEndpointAuth::None),
+            "private_key_jwt" => Some(TokenEndpointAuth::PrivateKeyJwt),
             _ => None,
         }
     }
@@ -65,11 +71,51 @@ impl fmt::Debug for ClientCredentials {
     }
 }
 
+/// How an access token is presented to the resource server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TokenType {
+    /// `Authorization: Bearer <token>` (RFC 6750).
+    #[default]
+    Bearer,
+    /// A DPoP-bound token (RFC 9449): `Authorization: DPoP <token>` with a fresh `DPoP` proof
+    /// signed by the key the token is bound to, on every request.
+    DPoP,
+}
+
+impl TokenType {
+    /// The `token_type` value and `Authorization` scheme: `Bearer` or `DPoP`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenType::Bearer => "Bearer",
+            TokenType::DPoP => "DPoP",
+        }
+    }
+
+    /// The type of a `token_type` value (case-insensitive), `None` for other types.
+    pub fn from_name(name: &str) -> Option<TokenType> {
+        if name.eq_ignore_ascii_case("bearer") {
+            Some(TokenType::Bearer)
+        } else if name.eq_ignore_ascii_case("dpop") {
+            Some(TokenType::DPoP)
+        } else {
+            None
+        }
+    }
+}
+
+/// How long before its expiry a token is renewed at most (see [`TokenSet::needs_renewal`]).
+pub const RENEWAL_MARGIN: Duration = Duration::from_secs(60);
+
 /// Tokens from a token endpoint response (RFC 6749 §5.1).
 #[derive(Clone, PartialEq, Eq)]
 pub struct TokenSet {
-    /// The access token, sent as `Authorization: Bearer <access_token>`.
+    /// The access token, sent as `Authorization: <token_type> <access_token>`.
     pub access_token: String,
+    /// How the access token is presented (`Bearer`, or `DPoP` for a DPoP-bound token).
+    pub token_type: TokenType,
+    /// When the token response arrived (the start of the token's lifetime), when known.
+    pub issued_at: Option<SystemTime>,
     /// The refresh token, when one was issued (or kept from an earlier response).
     pub refresh_token: Option<String>,
     /// When the access token expires (`expires_in` added to the time the response arrived).
@@ -84,12 +130,34 @@ impl TokenSet {
     pub fn is_expired(&self, now: SystemTime) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
+
+    /// Whether the access token should be renewed before it is used at `now`: it has expired,
+    /// or expires within [`RENEWAL_MARGIN`] (60 s) or a tenth of its lifetime, whichever is
+    /// shorter (a token issued for 30 s is renewed in its last 3 s, one for an hour in its last
+    /// minute). A token without an expiry never needs it.
+    pub fn needs_renewal(&self, now: SystemTime) -> bool {
+        let Some(at) = self.expires_at else {
+            return false;
+        };
+        let lifetime = self
+            .issued_at
+            .and_then(|issued| at.duration_since(issued).ok());
+        let margin = match lifetime {
+            Some(l) => RENEWAL_MARGIN.min(l / 10),
+            None => RENEWAL_MARGIN,
+        };
+        match at.duration_since(now) {
+            Ok(left) => left <= margin,
+            Err(_) => true,
+        }
+    }
 }
 
 impl fmt::Debug for TokenSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TokenSet")
             .field("access_token", &"<redacted>")
+            .field("token_type", &self.token_type)
             .field(
                 "refresh_token",
                 &self.refresh_token.as_ref().map(|_| "<redacted>"),
@@ -183,7 +251,6 @@ impl TokenStore for MemoryTokenStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn auth_method_names_round_trip() {
@@ -191,10 +258,16 @@ mod tests {
             TokenEndpointAuth::ClientSecretBasic,
             TokenEndpointAuth::ClientSecretPost,
             TokenEndpointAuth::None,
+            TokenEndpointAuth::PrivateKeyJwt,
         ] {
             assert_eq!(TokenEndpointAuth::from_name(m.as_str()), Some(m));
         }
-        assert_eq!(TokenEndpointAuth::from_name("private_key_jwt"), None);
+        assert_eq!(TokenEndpointAuth::from_name("client_secret_jwt"), None);
+        for t in [TokenType::Bearer, TokenType::DPoP] {
+            assert_eq!(TokenType::from_name(t.as_str()), Some(t));
+        }
+        assert_eq!(TokenType::from_name("dpop"), Some(TokenType::DPoP));
+        assert_eq!(TokenType::from_name("N_A"), None);
     }
 
     #[test]
@@ -202,6 +275,8 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
         let mut t = TokenSet {
             access_token: "sekrit".into(),
+            token_type: TokenType::Bearer,
+            issued_at: None,
             refresh_token: Some("r-sekrit".into()),
             expires_at: Some(now + Duration::from_secs(1)),
             scope: None,
@@ -220,6 +295,35 @@ mod tests {
     }
 
     #[test]
+    fn renewal_margin_is_a_minute_or_a_tenth_of_the_lifetime() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let s = |secs| Duration::from_secs(secs);
+        let token = |lifetime: u64, issued: bool| TokenSet {
+            access_token: "a".into(),
+            token_type: TokenType::Bearer,
+            issued_at: issued.then_some(t0),
+            refresh_token: None,
+            expires_at: Some(t0 + s(lifetime)),
+            scope: None,
+        };
+        // An hour: the last minute.
+        let hour = token(3600, true);
+        assert!(!hour.needs_renewal(t0 + s(3539)));
+        assert!(hour.needs_renewal(t0 + s(3540)));
+        assert!(hour.needs_renewal(t0 + s(4000)));
+        // 30 s: the last 3 s.
+        let short = token(30, true);
+        assert!(!short.needs_renewal(t0 + s(26)));
+        assert!(short.needs_renewal(t0 + s(27)));
+        // Unknown issue time: a minute.
+        let unknown = token(30, false);
+        assert!(unknown.needs_renewal(t0));
+        let mut never = token(1, true);
+        never.expires_at = None;
+        assert!(!never.needs_renewal(t0 + s(1 << 30)));
+    }
+
+    #[test]
     fn memory_store_keeps_and_forgets() {
         let s = MemoryTokenStore::new();
         let c = ClientCredentials {
@@ -233,6 +337,8 @@ mod tests {
         let a = Authorization {
             tokens: TokenSet {
                 access_token: "a".into(),
+                token_type: TokenType::Bearer,
+                issued_at: None,
                 refresh_token: None,
                 expires_at: None,
                 scope: None,
