@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S]
-//!            [--json-response]
+//!            [--json-response] [--shards N]
 //! ```
+//!
+//! `--shards N` serves with N engines (default: the library's, one per core), `--shards 1`
+//! with one, for the sharded server's speed-up.
 //!
 //! For each K it starts a fresh server (this binary with `--serve`), opens K sessions
 //! (initialize + initialized, each on a connection closed afterwards) and measures the server's
@@ -34,7 +37,7 @@ const V: &str = "2025-11-25";
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response]"
+        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--shards N]"
     );
     std::process::exit(2);
 }
@@ -46,6 +49,7 @@ struct Args {
     size: usize,
     json: bool,
     serve: bool,
+    shards: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -57,6 +61,7 @@ fn parse_args() -> Args {
         size: 16,
         json: false,
         serve: false,
+        shards: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -75,6 +80,7 @@ fn parse_args() -> Args {
             }
             "--calls" => a.calls = value(i).parse().unwrap_or_else(|_| usage("--calls")),
             "--size" => a.size = value(i).parse().unwrap_or_else(|_| usage("--size")),
+            "--shards" => a.shards = Some(value(i).parse().unwrap_or_else(|_| usage("--shards"))),
             "--json-response" => {
                 a.json = true;
                 i += 1;
@@ -130,6 +136,10 @@ fn serve(args: &Args) {
         config = config.response_mode(mcp_proto::http::ResponseMode::Json);
     }
     println!("{addr}");
+    let mut options = mcp_service::hyper_server::HttpServerOptions::default();
+    if let Some(n) = args.shards {
+        options = options.shards(n);
+    }
     let result: Result<(), String> = match args.runtime.as_str() {
         "tokio" => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -141,28 +151,31 @@ fn serve(args: &Args) {
                     let _ = listener.set_nonblocking(true);
                     let listener =
                         tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                    mcp_tokio::serve_http(
+                    mcp_tokio::serve_http_with(
                         mcp_tokio::TokioRuntime::current(),
                         server,
                         listener,
                         config,
+                        options,
                     )
                     .await
                     .map_err(|e| e.to_string())
                 })
             }),
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_http(
+        "async-std" => async_std::task::block_on(mcp_async_std::serve_http_with(
             mcp_async_std::AsyncStdRuntime::new(),
             server,
             listener,
             config,
+            options,
         ))
         .map_err(|e| e.to_string()),
-        "smol" => async_io::block_on(mcp_async_std::serve_http(
+        "smol" => async_io::block_on(mcp_async_std::serve_http_with(
             mcp_async_std::SmolRuntime::new(),
             server,
             listener,
             config,
+            options,
         ))
         .map_err(|e| e.to_string()),
         other => Err(format!("unknown runtime {other:?}")),
@@ -335,6 +348,9 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     if args.json {
         cmd.arg("--json-response");
     }
+    if let Some(n) = args.shards {
+        cmd.arg("--shards").arg(n.to_string());
+    }
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -413,6 +429,7 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     Ok(json!({
         "runtime": args.runtime,
         "reply": if args.json { "json" } else { "sse" },
+        "shards": args.shards,
         "sessions": k,
         "calls": lat.len(),
         "size": args.size,
