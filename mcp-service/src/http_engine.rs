@@ -122,6 +122,9 @@ pub struct HttpHandle {
     max_body_size: usize,
     /// The endpoint's CORS policy and allowed origins, for replies made outside it.
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
+    /// The server's resource server, checking each request before it reaches the engine.
+    #[cfg(feature = "resource-server")]
+    guard: Option<Arc<crate::resource_server::Guard>>,
 }
 
 impl std::fmt::Debug for HttpHandle {
@@ -135,6 +138,12 @@ impl HttpHandle {
     /// plus one and pass what it read (the reply is 413).
     pub fn max_body_size(&self) -> usize {
         self.max_body_size
+    }
+
+    /// The resource server's check of the requests, when the server has one.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn guard(&self) -> Option<&crate::resource_server::Guard> {
+        self.guard.as_deref()
     }
 
     /// Whether the endpoint has a CORS policy (its replies carry CORS headers).
@@ -333,6 +342,8 @@ pub struct HttpEngine<R: Runtime> {
     drops_tx: UnboundedSender<StreamId>,
     handle: Option<HttpHandle>,
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
+    #[cfg(feature = "resource-server")]
+    guard: Option<Arc<crate::resource_server::Guard>>,
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
     handlers: Handlers<R, SessionId>,
@@ -384,6 +395,8 @@ impl<R: Runtime> HttpEngine<R> {
             queued: queued.clone(),
             max_body_size: endpoint.max_body_size(),
             cors: cors.clone(),
+            #[cfg(feature = "resource-server")]
+            guard: None,
         };
         HttpEngine {
             handlers: Handlers::new(&rt),
@@ -397,6 +410,8 @@ impl<R: Runtime> HttpEngine<R> {
             drops_tx,
             handle: Some(handle),
             cors,
+            #[cfg(feature = "resource-server")]
+            guard: None,
             sessions: HashMap::new(),
             commands: SelectAll::new(),
             streams: HashMap::new(),
@@ -411,6 +426,16 @@ impl<R: Runtime> HttpEngine<R> {
             paced: Vec::new(),
             stopping: false,
         }
+    }
+
+    /// Checks every request with `guard` before it reaches the engine.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn with_guard(mut self, guard: Option<Arc<crate::resource_server::Guard>>) -> Self {
+        if let Some(h) = &mut self.handle {
+            h.guard = guard.clone();
+        }
+        self.guard = guard;
+        self
     }
 
     /// Reports to `telemetry`: each HTTP session is a connection (opened, closed), with the
@@ -431,6 +456,8 @@ impl<R: Runtime> HttpEngine<R> {
                 queued: self.queued.clone(),
                 max_body_size: self.endpoint.max_body_size(),
                 cors: self.cors.clone(),
+                #[cfg(feature = "resource-server")]
+                guard: self.guard.clone(),
             },
         }
     }

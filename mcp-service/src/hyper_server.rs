@@ -515,6 +515,18 @@ where
             .extensions
             .insert(mcp_proto::http::PeerAddr(addr.ip()));
     }
+    // The server's resource server: its metadata document, then the token, before the body.
+    #[cfg(feature = "resource-server")]
+    if let Some(guard) = handle.guard() {
+        if let Some(r) = guard.metadata(&parts) {
+            return r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+        }
+        if let Err(r) = guard.authenticate(&mut parts).await {
+            let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+            handle.decorate_reply(&parts.headers, r.headers_mut());
+            return r;
+        }
+    }
     let bytes = match read_timed(body, handle.max_body_size(), timer).await {
         Ok(b) => b,
         Err(ReadError::Body(e)) => {
@@ -543,6 +555,16 @@ where
             return r;
         }
     };
+    // The scopes of the calls the body carries (the step-up 403 comes before any session
+    // sees them).
+    #[cfg(feature = "resource-server")]
+    if let Some(guard) = handle.guard()
+        && let Err(r) = guard.authorize_body(&parts, &bytes)
+    {
+        let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+        handle.decorate_reply(&parts.headers, r.headers_mut());
+        return r;
+    }
     // For the 503 below, whose request is gone by then: its origin (a cheap clone).
     let origin = handle
         .has_cors()

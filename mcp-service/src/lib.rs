@@ -137,6 +137,8 @@ pub mod elicitation;
 pub mod mrtr;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "resource-server")]
+pub mod resource_server;
 pub mod server;
 #[cfg(feature = "skills")]
 pub mod skills;
