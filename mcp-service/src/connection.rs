@@ -292,6 +292,13 @@ pub fn connection<R: Runtime>(
 }
 
 impl<R: Runtime> Connection<R> {
+    /// Gives every request's context `head` as its HTTP request (a connection opened by one).
+    #[cfg(feature = "http-server")]
+    pub(crate) fn with_http(mut self, head: Option<Arc<http::request::Parts>>) -> Self {
+        self.dispatcher.http = head;
+        self
+    }
+
     /// Carries out every queued command.
     fn drain_commands(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
         let mut any = false;

@@ -2332,7 +2332,31 @@ impl Server {
         transport: impl Into<Transport>,
         config: Config,
     ) -> Result<(), Error> {
-        let transport = transport.into();
+        self.serve_connection(rt, transport.into(), config, None)
+            .await
+    }
+
+    /// [`serve`](Self::serve) for a connection that an HTTP request opened (a WebSocket
+    /// upgrade): every handler's context has `head` as its HTTP request, and its identity.
+    #[cfg(feature = "resource-server")]
+    pub(crate) async fn serve_with_http<R: Runtime>(
+        &self,
+        rt: R,
+        transport: impl Into<Transport>,
+        head: Arc<http::request::Parts>,
+    ) -> Result<(), Error> {
+        self.serve_connection(rt, transport.into(), self.inner.config.clone(), Some(head))
+            .await
+    }
+
+    async fn serve_connection<R: Runtime>(
+        &self,
+        rt: R,
+        transport: Transport,
+        config: Config,
+        #[cfg(feature = "http-server")] head: Option<Arc<http::request::Parts>>,
+        #[cfg(not(feature = "http-server"))] _head: Option<std::convert::Infallible>,
+    ) -> Result<(), Error> {
         self.give_runtime(&rt);
         let session = Session::server(transport.adapt(config));
         let (service, state_slot) = ServerService::new(self.inner.clone());
@@ -2343,6 +2367,8 @@ impl Server {
             Arc::new(service),
             self.inner.telemetry.clone(),
         );
+        #[cfg(feature = "http-server")]
+        let conn = conn.with_http(head);
         peer.set_output_budget(self.inner.output_budget);
         let state = Arc::new(ConnState::new(peer.clone(), false));
         let _ = state_slot.set(state.clone());

@@ -1168,9 +1168,38 @@ pub async fn serve_connection<R, I>(
     let upgrade_rt = rt.clone();
     let slot = session.clone();
     let handshake_timeout = config.header_read_timeout;
-    let svc = hyper::service::service_fn(move |req| {
-        let reply = upgrade(&upgrade_rt, &server, &config, addr, req, &slot);
-        async move { Ok::<_, std::convert::Infallible>(reply) }
+    #[cfg(feature = "resource-server")]
+    let guard = crate::resource_server::Guard::of(&server);
+    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+        #[cfg(feature = "resource-server")]
+        {
+            // A protected server: the metadata document, then the upgrade's bearer token,
+            // before the handshake (its identity then stands for the whole connection).
+            let (rt, server, config, slot) =
+                (upgrade_rt.clone(), server.clone(), config.clone(), slot.clone());
+            let guard = guard.clone();
+            let fut: BoxFuture<Result<_, std::convert::Infallible>> = Box::pin(async move {
+                let mut req = req;
+                if let Some(guard) = guard {
+                    let (mut parts, body) = req.into_parts();
+                    if let Some(r) = guard.metadata(&parts) {
+                        return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
+                    }
+                    if let Err(r) = guard.authenticate(&mut parts).await {
+                        tracing::debug!(target: "mcp", %addr, status = %r.status(), "WebSocket upgrade refused: bearer token");
+                        return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
+                    }
+                    req = http::Request::from_parts(parts, body);
+                }
+                Ok(upgrade(&rt, &server, &config, addr, req, &slot))
+            });
+            fut
+        }
+        #[cfg(not(feature = "resource-server"))]
+        {
+            let reply = upgrade(&upgrade_rt, &server, &config, addr, req, &slot);
+            async move { Ok::<_, std::convert::Infallible>(reply) }
+        }
     });
     if let Err(e) = hyper::server::conn::http1::Builder::new()
         .timer(crate::hyper_io::RuntimeTimer::new(rt))
@@ -1202,6 +1231,9 @@ fn upgrade<R: Runtime>(
 ) -> http::Response<http_body_util::Full<bytes::Bytes>> {
     let reply = handshake(config, &req);
     if reply.status() == StatusCode::SWITCHING_PROTOCOLS {
+        // The upgrade's head (its identity included) in every handler's context.
+        #[cfg(feature = "resource-server")]
+        let head = upgrade_head(&req);
         let on_upgrade = hyper::upgrade::on(&mut req);
         let server = server.clone();
         let config = config.clone();
@@ -1233,7 +1265,14 @@ fn upgrade<R: Runtime>(
             .await;
             tracing::debug!(target: "mcp", %addr, "accepted a WebSocket connection");
             let stream = watched_transport(session_rt.clone(), socket, &config, track);
-            if let Err(e) = server.serve(session_rt, stream).await {
+            #[cfg(feature = "resource-server")]
+            let served = match head {
+                Some(head) => server.serve_with_http(session_rt, stream, head).await,
+                None => server.serve(session_rt, stream).await,
+            };
+            #[cfg(not(feature = "resource-server"))]
+            let served = server.serve(session_rt, stream).await;
+            if let Err(e) = served {
                 tracing::debug!(target: "mcp", %addr, error = %e, "WebSocket connection ended with an error");
             }
         });
@@ -1244,6 +1283,24 @@ fn upgrade<R: Runtime>(
         tracing::debug!(target: "mcp", %addr, status = %reply.status(), path = req.uri().path(), "WebSocket upgrade refused");
     }
     reply.map(|body| http_body_util::Full::new(bytes::Bytes::from(body)))
+}
+
+/// The head of an authenticated upgrade request, for the handlers of its connection: method,
+/// URI, version, headers and the validated identity (not the upgrade machinery). `None` when
+/// the request carries no identity (the server has no resource server).
+#[cfg(feature = "resource-server")]
+fn upgrade_head<B>(req: &http::Request<B>) -> Option<Arc<http::request::Parts>> {
+    let identity = req
+        .extensions()
+        .get::<crate::resource_server::Identity>()?
+        .clone();
+    let (mut head, ()) = http::Request::new(()).into_parts();
+    head.method = req.method().clone();
+    head.uri = req.uri().clone();
+    head.version = req.version();
+    head.headers = req.headers().clone();
+    head.extensions.insert(identity);
+    Some(Arc::new(head))
 }
 
 /// Runs the client side over `io`, a connected socket to `target`'s host (from
