@@ -132,6 +132,54 @@ impl Guard {
         Ok(())
     }
 
+    /// A refusal of a POST holding one request: its body becomes that request's JSON-RPC
+    /// error (-32001, the OAuth error as its `data`), so that a client reading the reply as
+    /// the answer to its request (the 2026-07-28 era answers errors with their status and the
+    /// request's id) sees the refusal; the status and `WWW-Authenticate` challenge stay. Any
+    /// other body (a batch, notifications, nonsense) keeps the OAuth error body.
+    pub(crate) fn with_rpc_error(
+        &self,
+        mut reply: http::Response<Vec<u8>>,
+        body: &[u8],
+    ) -> http::Response<Vec<u8>> {
+        #[derive(Deserialize)]
+        struct Request<'a> {
+            #[serde(borrow, default)]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+        }
+        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return reply;
+        }
+        let Ok(Request {
+            id: Some(id),
+            method: Some(_),
+        }) = serde_json::from_slice::<Request<'_>>(body)
+        else {
+            return reply;
+        };
+        let Ok(id) = serde_json::from_str::<serde_json::Value>(id.get()) else {
+            return reply;
+        };
+        if !(id.is_string() || id.is_number()) {
+            return reply;
+        }
+        let oauth: serde_json::Value = serde_json::from_slice(reply.body()).unwrap_or_default();
+        let message = oauth
+            .get("error_description")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("unauthorized")
+            .to_owned();
+        let rpc = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32001, "message": message, "data": oauth},
+        });
+        *reply.body_mut() = rpc.to_string().into_bytes();
+        reply
+    }
+
     /// Checks the scopes of the calls a POST carries (a batch is refused whole when any of
     /// its calls lacks one): the step-up 403 names every scope the POST needs. A body that
     /// does not parse is left to the endpoint (which answers it 400).
