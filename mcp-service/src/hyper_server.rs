@@ -521,7 +521,8 @@ where
         if let Some(r) = guard.metadata(&parts) {
             return r.map(|b| ReplyBody::from(HttpBody::Full(b)));
         }
-        if let Err(mut r) = guard.authenticate(&mut parts).await {
+        if let Err(r) = guard.authenticate(&mut parts).await {
+            let mut r = *r;
             if parts.method == http::Method::POST
                 && let Ok(bytes) = read_timed(body, handle.max_body_size(), timer).await
             {
@@ -567,7 +568,7 @@ where
     if let Some(guard) = handle.guard()
         && let Err(r) = guard.authorize_body(&parts, &bytes)
     {
-        let r = guard.with_rpc_error(r, &bytes);
+        let r = guard.with_rpc_error(*r, &bytes);
         let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
         handle.decorate_reply(&parts.headers, r.headers_mut());
         return r;

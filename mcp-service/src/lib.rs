@@ -86,6 +86,7 @@
 //! | `http-client` | no      | `http_client` (Streamable HTTP, legacy SSE and the probe on hyper's client), `hyper_io` |
 //! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
+//! | `resource-server` | no  | `resource_server` (the server as an OAuth resource server: bearer tokens checked by JWT/JWKS or introspection, scopes, challenges, Protected Resource Metadata), `ServerBuilder::resource_server`; implies `http-server` and `http-client` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `schemars`    | no      | `ServerBuilder::typed_tool`, `typed_tool_with`, `Server::add_typed_tool`, `server::ToolOutput`: tool schemas derived from the handler's types (JSON Schema 2020-12); re-exports `schemars` |

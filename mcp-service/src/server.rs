@@ -1732,7 +1732,10 @@ impl ServerBuilder {
     /// by mistake. Other transports (stdio, in-memory) are not concerned. See
     /// [`crate::resource_server`].
     #[cfg(feature = "resource-server")]
-    pub fn resource_server(mut self, rs: impl Into<Arc<crate::resource_server::ResourceServer>>) -> Self {
+    pub fn resource_server(
+        mut self,
+        rs: impl Into<Arc<crate::resource_server::ResourceServer>>,
+    ) -> Self {
         self.resource_server = Some(rs.into());
         self
     }
@@ -2881,10 +2884,15 @@ impl Service for ServerService {
         {
             let needed = inner.required_scopes(&request.method, request.params.as_deref());
             let identity = http.extensions.get::<crate::resource_server::Identity>();
-            if !needed.is_empty() && identity.is_none_or(|id| !id.missing_scopes(&needed).is_empty()) {
+            if !needed.is_empty()
+                && identity.is_none_or(|id| !id.missing_scopes(&needed).is_empty())
+            {
                 let e = Error::new(
                     ErrorKind::Unauthorized,
-                    format!("insufficient scope: this request needs {}", needed.join(" ")),
+                    format!(
+                        "insufficient scope: this request needs {}",
+                        needed.join(" ")
+                    ),
                 );
                 return Box::pin(async move { Err(e) });
             }

@@ -1175,8 +1175,12 @@ pub async fn serve_connection<R, I>(
         {
             // A protected server: the metadata document, then the upgrade's bearer token,
             // before the handshake (its identity then stands for the whole connection).
-            let (rt, server, config, slot) =
-                (upgrade_rt.clone(), server.clone(), config.clone(), slot.clone());
+            let (rt, server, config, slot) = (
+                upgrade_rt.clone(),
+                server.clone(),
+                config.clone(),
+                slot.clone(),
+            );
             let guard = guard.clone();
             let fut: BoxFuture<Result<_, std::convert::Infallible>> = Box::pin(async move {
                 let mut req = req;
@@ -1186,6 +1190,7 @@ pub async fn serve_connection<R, I>(
                         return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
                     }
                     if let Err(r) = guard.authenticate(&mut parts).await {
+                        let r = *r;
                         tracing::debug!(target: "mcp", %addr, status = %r.status(), "WebSocket upgrade refused: bearer token");
                         return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
                     }

@@ -273,7 +273,10 @@ impl AuthFlags {
 
     /// The resource server for `resource`, when a validator was asked for. Its fetches (JWKS,
     /// introspection) run on smol's reactor and executor, which serve under any runtime.
-    fn resource_server(&self, resource: &str) -> Option<mcp_service::resource_server::ResourceServer> {
+    fn resource_server(
+        &self,
+        resource: &str,
+    ) -> Option<mcp_service::resource_server::ResourceServer> {
         use mcp_service::resource_server::{
             ClientAuth, ConnectorFetch, IntrospectionValidator, JwtValidator, ResourceServer,
         };
@@ -298,8 +301,8 @@ impl AuthFlags {
                     (None, None) => ClientAuth::None,
                     _ => usage("--auth-client-id and --auth-client-secret go together"),
                 };
-                let mut v = IntrospectionValidator::new(endpoint.clone(), fetch, client)
-                    .audience(audience);
+                let mut v =
+                    IntrospectionValidator::new(endpoint.clone(), fetch, client).audience(audience);
                 if let Some(iss) = &self.issuer {
                     v = v.issuer(iss.clone());
                 }
@@ -312,7 +315,10 @@ impl AuthFlags {
             rs = rs.authorization_server(iss.clone());
         }
         let tool_scopes: Vec<String> = self.tool_scopes.iter().map(|(_, s)| s.clone()).collect();
-        Some(rs.required_scopes(self.scopes.clone()).scopes_supported(tool_scopes))
+        Some(
+            rs.required_scopes(self.scopes.clone())
+                .scopes_supported(tool_scopes),
+        )
     }
 }
 

@@ -122,7 +122,10 @@ mod tests {
     #[test]
     fn bearer_tokens_are_read_from_the_header_only() {
         assert_eq!(bearer_token(&with(&["bearer tok=="])), Ok(Some("tok==")));
-        assert_eq!(bearer_token(&with(&["BEARER   a/b+c~"])), Ok(Some("a/b+c~")));
+        assert_eq!(
+            bearer_token(&with(&["BEARER   a/b+c~"])),
+            Ok(Some("a/b+c~"))
+        );
         assert_eq!(bearer_token(&with(&["Basic dXNlcjpw"])), Ok(None));
         assert!(bearer_token(&with(&["Bearer"])).is_err());
         assert!(bearer_token(&with(&["Bearer ="])).is_err());

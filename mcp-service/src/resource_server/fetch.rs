@@ -23,11 +23,17 @@ pub trait HttpFetch: Send + Sync + 'static {
     /// # Errors
     /// [`ErrorKind::TransportError`] when the exchange fails (refused, reset, too slow, a
     /// body over the fetcher's limit).
-    fn fetch(&self, request: http::Request<Vec<u8>>) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>>;
+    fn fetch(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>>;
 }
 
 impl<T: HttpFetch + ?Sized> HttpFetch for Arc<T> {
-    fn fetch(&self, request: http::Request<Vec<u8>>) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>> {
+    fn fetch(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>> {
         (**self).fetch(request)
     }
 }
@@ -91,14 +97,18 @@ fn transport(msg: String) -> Error {
 }
 
 impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
-    fn fetch(&self, request: http::Request<Vec<u8>>) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>> {
+    fn fetch(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> BoxFuture<Result<http::Response<Vec<u8>>, Error>> {
         let rt = self.rt.clone();
         let connector = self.connector.clone();
         let max = self.max_body;
         let tls = self.tls;
-        let deadline = rt.now() + mcp_proto::Duration::from_micros(
-            u64::try_from(self.timeout.as_micros()).unwrap_or(u64::MAX),
-        );
+        let deadline = rt.now()
+            + mcp_proto::Duration::from_micros(
+                u64::try_from(self.timeout.as_micros()).unwrap_or(u64::MAX),
+            );
         Box::pin(async move {
             let url = request.uri().to_string();
             let exchange = async {
@@ -114,7 +124,10 @@ impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
                     .authority()
                     .cloned()
                     .ok_or_else(|| Error::invalid_params(format!("{url}: no host")))?;
-                let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+                let host = authority
+                    .host()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
                 let port = authority.port_u16().unwrap_or(default_port);
                 let io = connector
                     .connect(host, port)

@@ -12,6 +12,9 @@ use serde_json::value::RawValue;
 use super::{ResourceServer, TokenError, bearer_token};
 use crate::Server;
 
+/// A reply refusing a request (boxed: it is the rare path).
+pub(crate) type Refusal = Box<http::Response<Vec<u8>>>;
+
 /// A [`ResourceServer`] guarding one server's HTTP endpoint.
 #[derive(Clone, Debug)]
 pub(crate) struct Guard {
@@ -27,7 +30,6 @@ struct Probe<'a> {
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
 }
-
 
 impl Guard {
     /// The guard of `server`'s HTTP endpoints, when it has a resource server.
@@ -80,7 +82,10 @@ impl Guard {
             }
         };
         let h = r.headers_mut();
-        h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
+        h.insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        );
         h.insert(
             header::ACCESS_CONTROL_ALLOW_ORIGIN,
             HeaderValue::from_static("*"),
@@ -91,20 +96,20 @@ impl Guard {
     /// Checks the request's token (not for a CORS preflight, which carries none): on
     /// success the [`Identity`](super::Identity) and its
     /// [`SessionOwner`](mcp_proto::http::SessionOwner) go into the request's extensions.
-    pub(crate) async fn authenticate(&self, parts: &mut Parts) -> Result<(), http::Response<Vec<u8>>> {
+    pub(crate) async fn authenticate(&self, parts: &mut Parts) -> Result<(), Refusal> {
         if parts.method == Method::OPTIONS {
             return Ok(());
         }
         let token = match bearer_token(&parts.headers) {
             Ok(Some(t)) => t.to_owned(),
-            Ok(None) => return Err(self.rs.unauthorized(None)),
-            Err(why) => return Err(self.rs.unauthorized(Some(why))),
+            Ok(None) => return Err(Box::new(self.rs.unauthorized(None))),
+            Err(why) => return Err(Box::new(self.rs.unauthorized(Some(why)))),
         };
         let identity = match self.rs.validate(token).await {
             Ok(id) => id,
             Err(TokenError::Invalid(why)) => {
                 tracing::debug!(target: "mcp", reason = %why, "bearer token refused");
-                return Err(self.rs.unauthorized(Some(&why)));
+                return Err(Box::new(self.rs.unauthorized(Some(&why))));
             }
             Err(TokenError::Unavailable(why)) => {
                 let mut r = http::Response::new(
@@ -119,11 +124,11 @@ impl Guard {
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
-                return Err(r);
+                return Err(Box::new(r));
             }
         };
         if !identity.missing_scopes(self.rs.scopes()).is_empty() {
-            return Err(self.rs.insufficient_scope(&[]));
+            return Err(Box::new(self.rs.insufficient_scope(&[])));
         }
         parts
             .extensions
@@ -183,7 +188,7 @@ impl Guard {
     /// Checks the scopes of the calls a POST carries (a batch is refused whole when any of
     /// its calls lacks one): the step-up 403 names every scope the POST needs. A body that
     /// does not parse is left to the endpoint (which answers it 400).
-    pub(crate) fn authorize_body(&self, parts: &Parts, body: &[u8]) -> Result<(), http::Response<Vec<u8>>> {
+    pub(crate) fn authorize_body(&self, parts: &Parts, body: &[u8]) -> Result<(), Refusal> {
         if parts.method != Method::POST || !self.server.has_scoped_items() {
             return Ok(());
         }
@@ -191,7 +196,9 @@ impl Guard {
         let probes = if batch {
             serde_json::from_slice::<Vec<Probe<'_>>>(body).ok()
         } else {
-            serde_json::from_slice::<Probe<'_>>(body).ok().map(|p| vec![p])
+            serde_json::from_slice::<Probe<'_>>(body)
+                .ok()
+                .map(|p| vec![p])
         };
         let Some(probes) = probes else {
             return Ok(());
@@ -218,7 +225,7 @@ impl Guard {
         }
         if refused {
             tracing::debug!(target: "mcp", ?needed, "request refused: insufficient scope");
-            return Err(self.rs.insufficient_scope(&needed));
+            return Err(Box::new(self.rs.insufficient_scope(&needed)));
         }
         Ok(())
     }

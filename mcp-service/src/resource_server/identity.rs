@@ -54,9 +54,11 @@ impl Identity {
         let string = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
         let list = |v: Option<&Value>, split: bool| -> Vec<String> {
             match v {
-                Some(Value::String(s)) if split => {
-                    s.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect()
-                }
+                Some(Value::String(s)) if split => s
+                    .split(' ')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
                 Some(Value::String(s)) => vec![s.clone()],
                 Some(Value::Array(a)) => a
                     .iter()
@@ -98,7 +100,12 @@ impl Identity {
     /// The key a session is bound to: issuer, subject and client (a refreshed token of the
     /// same user and client keeps the session; another user's or client's does not).
     pub fn session_key(&self) -> String {
-        let part = |p: &Option<String>| p.as_deref().unwrap_or("").replace('\\', "\\\\").replace('|', "\\|");
+        let part = |p: &Option<String>| {
+            p.as_deref()
+                .unwrap_or("")
+                .replace('\\', "\\\\")
+                .replace('|', "\\|")
+        };
         format!(
             "{}|{}|{}",
             part(&self.issuer),
@@ -120,13 +127,16 @@ mod tests {
 
     #[test]
     fn claims_in_their_usual_shapes() {
-        let a = of(json!({"sub": "u", "azp": "c", "iss": "i", "scope": "a  b", "aud": "r", "exp": 5}));
+        let a =
+            of(json!({"sub": "u", "azp": "c", "iss": "i", "scope": "a  b", "aud": "r", "exp": 5}));
         assert_eq!(a.subject.as_deref(), Some("u"));
         assert_eq!(a.client_id.as_deref(), Some("c"));
         assert_eq!(a.scopes, ["a", "b"]);
         assert_eq!(a.audience, ["r"]);
         assert_eq!(a.expires_at, Some(5));
-        let b = of(json!({"client_id": "c2", "azp": "c", "scp": ["x", 1], "aud": ["r1", "r2"], "exp": "soon"}));
+        let b = of(
+            json!({"client_id": "c2", "azp": "c", "scp": ["x", 1], "aud": ["r1", "r2"], "exp": "soon"}),
+        );
         assert_eq!(b.client_id.as_deref(), Some("c2"));
         assert_eq!(b.scopes, ["x"]);
         assert_eq!(b.audience, ["r1", "r2"]);

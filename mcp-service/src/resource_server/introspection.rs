@@ -67,6 +67,9 @@ pub struct IntrospectionValidator {
     inner: Arc<Inner>,
 }
 
+/// A cached answer: when it was cached, until when it holds, what it was.
+type Cached = (Instant, Instant, Result<Identity, TokenError>);
+
 struct Inner {
     endpoint: String,
     fetch: Box<dyn HttpFetch>,
@@ -77,7 +80,7 @@ struct Inner {
     leeway: u64,
     cache_ttl: Duration,
     max_cached: usize,
-    cache: Mutex<HashMap<[u8; 32], (Instant, Instant, Result<Identity, TokenError>)>>,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
 }
 
 impl std::fmt::Debug for IntrospectionValidator {
@@ -112,7 +115,9 @@ impl IntrospectionValidator {
     fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
         match Arc::get_mut(&mut self.inner) {
             Some(inner) => f(inner),
-            None => tracing::warn!(target: "mcp", "IntrospectionValidator settings changed after it was cloned: ignored"),
+            None => {
+                tracing::warn!(target: "mcp", "IntrospectionValidator settings changed after it was cloned: ignored")
+            }
         }
         self
     }
@@ -188,7 +193,11 @@ impl Inner {
             cache.retain(|_, (_, until, _)| now < *until);
         }
         while cache.len() >= self.max_cached {
-            let Some(oldest) = cache.iter().min_by_key(|(_, (at, _, _))| *at).map(|(k, _)| *k) else {
+            let Some(oldest) = cache
+                .iter()
+                .min_by_key(|(_, (at, _, _))| *at)
+                .map(|(k, _)| *k)
+            else {
                 break;
             };
             cache.remove(&oldest);
@@ -201,7 +210,10 @@ impl Inner {
         form.append_pair("token", token);
         form.append_pair("token_type_hint", "access_token");
         let mut b = http::Request::post(self.endpoint.as_str())
-            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
             .header(http::header::ACCEPT, "application/json");
         match &self.auth {
             ClientAuth::None => {}
@@ -209,7 +221,9 @@ impl Inner {
                 client_id,
                 client_secret,
             } => {
-                let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                let enc = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
                 let pair = format!("{}:{}", enc(client_id), enc(client_secret));
                 let basic = base64::engine::general_purpose::STANDARD.encode(pair);
                 b = b.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
@@ -236,7 +250,10 @@ impl Inner {
         }
         let id = Identity::from_claims(claims);
         let now = unix_now();
-        if id.expires_at.is_some_and(|exp| exp.saturating_add(self.leeway) <= now) {
+        if id
+            .expires_at
+            .is_some_and(|exp| exp.saturating_add(self.leeway) <= now)
+        {
             return Err(TokenError::Invalid("the token has expired".into()));
         }
         if id
@@ -245,12 +262,15 @@ impl Inner {
             .and_then(Value::as_u64)
             .is_some_and(|nbf| nbf > now.saturating_add(self.leeway))
         {
-            return Err(TokenError::Invalid("the token is not valid yet (nbf)".into()));
+            return Err(TokenError::Invalid(
+                "the token is not valid yet (nbf)".into(),
+            ));
         }
-        if !self.issuers.is_empty()
-            && !id.issuer.as_ref().is_some_and(|i| self.issuers.contains(i))
+        if !self.issuers.is_empty() && !id.issuer.as_ref().is_some_and(|i| self.issuers.contains(i))
         {
-            return Err(TokenError::Invalid("the token is from another issuer (iss)".into()));
+            return Err(TokenError::Invalid(
+                "the token is from another issuer (iss)".into(),
+            ));
         }
         let aud_ok = if id.audience.is_empty() {
             self.allow_missing_audience
@@ -289,7 +309,9 @@ impl Inner {
             )));
         }
         let claims: Map<String, Value> = serde_json::from_slice(reply.body()).map_err(|e| {
-            TokenError::Unavailable(format!("the introspection answer is not a JSON object: {e}"))
+            TokenError::Unavailable(format!(
+                "the introspection answer is not a JSON object: {e}"
+            ))
         })?;
         let result = self.judge(claims);
         self.remember(key, &result);

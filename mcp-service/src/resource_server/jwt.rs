@@ -113,7 +113,9 @@ impl JwtValidator {
     fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
         match Arc::get_mut(&mut self.inner) {
             Some(inner) => f(inner),
-            None => tracing::warn!(target: "mcp", "JwtValidator settings changed after it was cloned: ignored"),
+            None => {
+                tracing::warn!(target: "mcp", "JwtValidator settings changed after it was cloned: ignored")
+            }
         }
         self
     }
@@ -364,10 +366,9 @@ fn describe(e: Option<jsonwebtoken::errors::Error>) -> String {
         K::InvalidAudience => "the token was not issued for this resource (aud)".into(),
         K::InvalidIssuer => "the token is from another issuer (iss)".into(),
         K::MissingRequiredClaim(c) => format!("the token has no `{c}` claim"),
-        K::InvalidSignature
-        | K::InvalidEcdsaKey
-        | K::InvalidRsaKey(_)
-        | K::InvalidEddsaKey => "the token's signature does not verify".into(),
+        K::InvalidSignature | K::InvalidEcdsaKey | K::InvalidRsaKey(_) | K::InvalidEddsaKey => {
+            "the token's signature does not verify".into()
+        }
         _ => "the token is malformed".into(),
     }
 }

@@ -112,7 +112,13 @@ mod tests {
             metadata_path("https://a.example").unwrap(),
             "/.well-known/oauth-protected-resource"
         );
-        for bad in ["/mcp", "ftp://a/b", "https://a/b#f", "https://a/b?q=1", "nonsense"] {
+        for bad in [
+            "/mcp",
+            "ftp://a/b",
+            "https://a/b#f",
+            "https://a/b?q=1",
+            "nonsense",
+        ] {
             assert!(metadata_path(bad).is_err(), "{bad}");
         }
     }

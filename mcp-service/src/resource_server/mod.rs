@@ -199,7 +199,10 @@ impl ResourceServer {
 
     /// Adds scopes to the metadata's `scopes_supported` (those of tools, resources and
     /// prompts, typically).
-    pub fn scopes_supported<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+    pub fn scopes_supported<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
         for s in scopes {
             let s = s.into();
             if !self.metadata.scopes_supported.contains(&s) {

@@ -19,8 +19,8 @@ use mcp_proto::http::EndpointConfig;
 use mcp_service::driver::{self, Driver, TcpConnector};
 use mcp_service::oauth::Challenge;
 use mcp_service::resource_server::{
-    ClientAuth, ConnectorFetch, IntrospectionValidator, JwtValidator, ResourceServer,
-    TokenError, TokenValidator,
+    ClientAuth, ConnectorFetch, IntrospectionValidator, JwtValidator, ResourceServer, TokenError,
+    TokenValidator,
 };
 use mcp_service::schema::{Resource, Tool};
 use mcp_service::server::{ResourceContext, ToolContext, schema_of};
@@ -81,7 +81,8 @@ struct Key {
 impl Key {
     fn generate(kid: &str) -> Key {
         // PKCS#8 of a P-256 private key without its public part: a fixed prefix and the scalar.
-        const PREFIX: &str = "3041020100301306072a8648ce3d020106082a8648ce3d030107042730250201010420";
+        const PREFIX: &str =
+            "3041020100301306072a8648ce3d020106082a8648ce3d030107042730250201010420";
         let mut der: Vec<u8> = (0..PREFIX.len())
             .step_by(2)
             .map(|i| u8::from_str_radix(&PREFIX[i..i + 2], 16).unwrap())
@@ -178,7 +179,10 @@ impl AuthServer {
                                 let authorized = s.last_authorization.as_deref()
                                     == Some("Basic cnMtY2xpZW50OnMzY3IzdCUyMQ==");
                                 match s.active.get(&token) {
-                                    _ if !authorized => (StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"})),
+                                    _ if !authorized => (
+                                        StatusCode::UNAUTHORIZED,
+                                        json!({"error": "invalid_client"}),
+                                    ),
                                     Some(claims) => (StatusCode::OK, claims.clone()),
                                     None => (StatusCode::OK, json!({"active": false})),
                                 }
@@ -357,7 +361,11 @@ fn challenge(status: StatusCode, headers: &HeaderMap) -> Challenge {
 }
 
 /// A client through the driver's `connect_http` with `token`.
-async fn client<E: Env>(rt: &E, p: &Protected, token: &str) -> Result<mcp_service::Client, mcp_service::Error> {
+async fn client<E: Env>(
+    rt: &E,
+    p: &Protected,
+    token: &str,
+) -> Result<mcp_service::Client, mcp_service::Error> {
     driver::connect_http(
         rt.clone(),
         &p.url,
@@ -373,7 +381,9 @@ pub async fn a_valid_jwt_reaches_the_handlers_with_its_identity<E: Env>(rt: E) {
     auth.publish(&[&key]);
     let p = serve(&rt, |url| jwt_validator(&rt, &auth, url));
     let token = key.sign(&claims(&p.url, "alice", "mcp notes:read"));
-    let c = client(&rt, &p, &token).await.expect("connects with the token");
+    let c = client(&rt, &p, &token)
+        .await
+        .expect("connects with the token");
     let out = c.call_tool("whoami", json!({})).await.unwrap();
     let text = out.content[0].as_text().unwrap().to_owned();
     let who: Value = serde_json::from_str(&text).unwrap();
@@ -384,7 +394,10 @@ pub async fn a_valid_jwt_reaches_the_handlers_with_its_identity<E: Env>(rt: E) {
     assert!(who["claim_iat"].is_u64(), "every claim is there: {who}");
     assert_eq!(who["path"], "/mcp", "the HTTP request head too");
     let read = c.read_resource("notes://secret").await.unwrap();
-    assert_eq!(serde_json::to_value(&read.contents).unwrap()[0]["text"], "the secret");
+    assert_eq!(
+        serde_json::to_value(&read.contents).unwrap()[0]["text"],
+        "the secret"
+    );
     c.shutdown().await;
 }
 
@@ -397,7 +410,10 @@ pub async fn requests_without_a_valid_token_get_the_challenge<E: Env>(rt: E) {
     let (status, headers, body) = post(&rt, &p, None, &[], INIT).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     let c = challenge(status, &headers);
-    assert_eq!(c.resource_metadata.as_deref(), Some(p.metadata_url.as_str()));
+    assert_eq!(
+        c.resource_metadata.as_deref(),
+        Some(p.metadata_url.as_str())
+    );
     assert_eq!(c.scope.as_deref(), Some("mcp"));
     assert_eq!(c.error, None);
     // A token that is not a JWT, and a malformed header: 401 invalid_token.
@@ -407,18 +423,33 @@ pub async fn requests_without_a_valid_token_get_the_challenge<E: Env>(rt: E) {
             p.port,
             Method::POST,
             "/mcp",
-            &[("content-type", "application/json"), ("accept", "application/json, text/event-stream"), ("authorization", bad)],
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("authorization", bad),
+            ],
             INIT,
         )
         .await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{bad}");
         let c = challenge(status, &headers);
         assert_eq!(c.error.as_deref(), Some("invalid_token"), "{bad}");
-        assert_eq!(c.resource_metadata.as_deref(), Some(p.metadata_url.as_str()));
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some(p.metadata_url.as_str())
+        );
     }
     // GET and DELETE are protected as well.
     for m in [Method::GET, Method::DELETE] {
-        let (status, headers, _) = send(&rt, p.port, m.clone(), "/mcp", &[("accept", "text/event-stream")], "").await;
+        let (status, headers, _) = send(
+            &rt,
+            p.port,
+            m.clone(),
+            "/mcp",
+            &[("accept", "text/event-stream")],
+            "",
+        )
+        .await;
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{m}");
         assert!(challenge(status, &headers).resource_metadata.is_some());
     }
@@ -430,7 +461,7 @@ pub async fn requests_without_a_valid_token_get_the_challenge<E: Env>(rt: E) {
     assert!(c.insufficient_scope);
     assert_eq!(c.scope.as_deref(), Some("mcp"));
     // Our own client is refused with Unauthorized.
-    let e = client(&rt, &p, "not-a-jwt").await.err().expect("refused");
+    let e = client(&rt, &p, "not-a-jwt").await.expect_err("refused");
     assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
 }
 
@@ -454,11 +485,27 @@ pub async fn expired_early_foreign_and_forged_tokens_are_refused<E: Env>(rt: E) 
     // The same kid, another key: a forged signature.
     let forger = Key::generate("k1");
     let cases = [
-        ("expired", key.sign(&with("exp", json!(now - 120))), "expired"),
-        ("not yet valid", key.sign(&with("nbf", json!(now + 600))), "not valid yet"),
-        ("another audience", key.sign(&with("aud", json!("http://other.example/mcp"))), "this resource"),
+        (
+            "expired",
+            key.sign(&with("exp", json!(now - 120))),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            key.sign(&with("nbf", json!(now + 600))),
+            "not valid yet",
+        ),
+        (
+            "another audience",
+            key.sign(&with("aud", json!("http://other.example/mcp"))),
+            "this resource",
+        ),
         ("no audience", key.sign(&without("aud")), "aud"),
-        ("another issuer", key.sign(&with("iss", json!("https://evil.test"))), "issuer"),
+        (
+            "another issuer",
+            key.sign(&with("iss", json!("https://evil.test"))),
+            "issuer",
+        ),
         ("no expiry", key.sign(&without("exp")), "exp"),
         ("forged", forger.sign(&good), "signature"),
     ];
@@ -489,12 +536,26 @@ pub async fn the_metadata_document_is_served_at_both_paths<E: Env>(rt: E) {
         let doc: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(doc["resource"], p.url.as_str());
         assert_eq!(doc["authorization_servers"], json!([ISSUER]));
-        assert_eq!(doc["scopes_supported"], json!(["mcp", "notes:read", "notes:write"]));
+        assert_eq!(
+            doc["scopes_supported"],
+            json!(["mcp", "notes:read", "notes:write"])
+        );
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
     }
-    assert!(p.metadata_url.ends_with("/.well-known/oauth-protected-resource/mcp"));
+    assert!(
+        p.metadata_url
+            .ends_with("/.well-known/oauth-protected-resource/mcp")
+    );
     // Our OAuth client's discovery reads it as RFC 9728 says.
-    let (status, _, body) = send(&rt, p.port, Method::POST, "/.well-known/oauth-protected-resource", &[], "").await;
+    let (status, _, body) = send(
+        &rt,
+        p.port,
+        Method::POST,
+        "/.well-known/oauth-protected-resource",
+        &[],
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
 }
 
@@ -506,7 +567,10 @@ pub async fn a_tool_scope_missing_is_a_step_up_403<E: Env>(rt: E) {
     let reader = key.sign(&claims(&p.url, "alice", "mcp notes:read"));
     let c = client(&rt, &p, &reader).await.unwrap();
     // Through our client: the call is refused (the 403 becomes Unauthorized).
-    let e = c.call_tool("write_note", json!({})).await.err().expect("refused");
+    let e = c
+        .call_tool("write_note", json!({}))
+        .await
+        .expect_err("refused");
     assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
     // The tool open to every token still works on the same session.
     c.call_tool("whoami", json!({})).await.unwrap();
@@ -515,9 +579,15 @@ pub async fn a_tool_scope_missing_is_a_step_up_403<E: Env>(rt: E) {
     let (status, headers, _) = post(&rt, &p, Some(&reader), &[], INIT).await;
     assert_eq!(status, StatusCode::OK);
     let sid = headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let session = [("mcp-session-id", sid.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let session = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(post(&rt, &p, Some(&reader), &session, initialized).await.0, StatusCode::ACCEPTED);
+    assert_eq!(
+        post(&rt, &p, Some(&reader), &session, initialized).await.0,
+        StatusCode::ACCEPTED
+    );
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_note","arguments":{}}}"#;
     let (status, headers, body) = post(&rt, &p, Some(&reader), &session, call).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
@@ -525,7 +595,10 @@ pub async fn a_tool_scope_missing_is_a_step_up_403<E: Env>(rt: E) {
     assert!(ch.insufficient_scope);
     assert_eq!(ch.error.as_deref(), Some("insufficient_scope"));
     assert_eq!(ch.scope.as_deref(), Some("mcp notes:write"));
-    assert_eq!(ch.resource_metadata.as_deref(), Some(p.metadata_url.as_str()));
+    assert_eq!(
+        ch.resource_metadata.as_deref(),
+        Some(p.metadata_url.as_str())
+    );
     // The body is the request's JSON-RPC error beside the challenge.
     let rpc: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(rpc["id"], 2);
@@ -533,10 +606,14 @@ pub async fn a_tool_scope_missing_is_a_step_up_403<E: Env>(rt: E) {
     assert_eq!(rpc["error"]["data"]["error"], "insufficient_scope");
     // A resource the token lacks the scope of.
     let writer = key.sign(&claims(&p.url, "alice", "mcp notes:write"));
-    let read = r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"notes://secret"}}"#;
+    let read =
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"notes://secret"}}"#;
     let (status, headers, _) = post(&rt, &p, Some(&writer), &session, read).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    assert_eq!(challenge(status, &headers).scope.as_deref(), Some("mcp notes:read"));
+    assert_eq!(
+        challenge(status, &headers).scope.as_deref(),
+        Some("mcp notes:read")
+    );
     // With the scope (a stepped-up token of the same user and client keeps the session).
     let (status, _, body) = post(&rt, &p, Some(&writer), &session, call).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -565,9 +642,19 @@ pub async fn the_stateless_era_is_checked_per_request_too<E: Env>(rt: E) {
             ("mcp-name", tool),
         ]
     };
-    let (status, h, body) = post(&rt, &p, Some(&reader), &headers("write_note"), &call("write_note")).await;
+    let (status, h, body) = post(
+        &rt,
+        &p,
+        Some(&reader),
+        &headers("write_note"),
+        &call("write_note"),
+    )
+    .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(challenge(status, &h).scope.as_deref(), Some("mcp notes:write"));
+    assert_eq!(
+        challenge(status, &h).scope.as_deref(),
+        Some("mcp notes:write")
+    );
     let (status, _, body) = post(&rt, &p, Some(&reader), &headers("whoami"), &call("whoami")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("bob"), "{body}");
@@ -586,7 +673,10 @@ pub async fn a_session_takes_only_its_own_identity<E: Env>(rt: E) {
     let (status, headers, _) = post(&rt, &p, Some(&alice), &[], INIT).await;
     assert_eq!(status, StatusCode::OK);
     let sid = headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let session = [("mcp-session-id", sid.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let session = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     // Bob's valid token on Alice's session: no such session for him.
@@ -600,8 +690,18 @@ pub async fn a_session_takes_only_its_own_identity<E: Env>(rt: E) {
     let (status, _, _) = post(&rt, &p, Some(&key.sign(&other)), &session, list).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     // Alice (with a fresh token) goes on.
-    assert_eq!(post(&rt, &p, Some(&alice), &session, initialized).await.0, StatusCode::ACCEPTED);
-    let (status, _, body) = post(&rt, &p, Some(&key.sign(&claims(&p.url, "alice", "mcp"))), &session, list).await;
+    assert_eq!(
+        post(&rt, &p, Some(&alice), &session, initialized).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, _, body) = post(
+        &rt,
+        &p,
+        Some(&key.sign(&claims(&p.url, "alice", "mcp"))),
+        &session,
+        list,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("whoami"), "{body}");
 }
@@ -641,7 +741,10 @@ pub async fn keys_rotate_and_unknown_kids_refetch_at_a_bounded_rate<E: Env>(rt: 
     for i in 0..5 {
         let stranger = Key::generate(&format!("made-up-{i}"));
         let e = bounded.validate(good(&stranger)).await.unwrap_err();
-        assert!(matches!(e, TokenError::Invalid(ref d) if d.contains("made-up")), "{e:?}");
+        assert!(
+            matches!(e, TokenError::Invalid(ref d) if d.contains("made-up")),
+            "{e:?}"
+        );
     }
     assert_eq!(
         auth.jwks_fetches(),
@@ -689,7 +792,9 @@ pub async fn introspection_with_client_auth_and_a_cache<E: Env>(rt: E) {
             json!({"active": true, "sub": "carol", "scope": "mcp", "aud": p.url.clone(), "iss": ISSUER, "exp": now - 600}),
         );
     }
-    let c = client(&rt, &p, "opaque-good").await.expect("an active token");
+    let c = client(&rt, &p, "opaque-good")
+        .await
+        .expect("an active token");
     let out = c.call_tool("write_note", json!({})).await.unwrap();
     assert_eq!(out.content[0].as_text(), Some("written"));
     let who = c.call_tool("whoami", json!({})).await.unwrap();
@@ -698,9 +803,15 @@ pub async fn introspection_with_client_auth_and_a_cache<E: Env>(rt: E) {
     {
         let s = auth.state.lock().unwrap();
         // client_secret_basic: the form-encoded id and secret ("s3cr3t!" → "s3cr3t%21").
-        assert_eq!(s.last_authorization.as_deref(), Some("Basic cnMtY2xpZW50OnMzY3IzdCUyMQ=="));
+        assert_eq!(
+            s.last_authorization.as_deref(),
+            Some("Basic cnMtY2xpZW50OnMzY3IzdCUyMQ==")
+        );
         let form = s.last_form.clone().unwrap();
-        assert!(form.contains("token=opaque-good") && form.contains("token_type_hint=access_token"), "{form}");
+        assert!(
+            form.contains("token=opaque-good") && form.contains("token_type_hint=access_token"),
+            "{form}"
+        );
         // Several requests of the session, one introspection: the answer is cached.
         assert_eq!(s.introspections, 1, "cached");
     }
@@ -713,7 +824,10 @@ pub async fn introspection_with_client_auth_and_a_cache<E: Env>(rt: E) {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{token}");
         let ch = challenge(status, &headers);
         assert_eq!(ch.error.as_deref(), Some("invalid_token"));
-        assert!(ch.error_description.unwrap_or_default().contains(says), "{token}");
+        assert!(
+            ch.error_description.unwrap_or_default().contains(says),
+            "{token}"
+        );
     }
     // A resource server with the wrong secret: the endpoint refuses it, and the request is
     // answered 503 (the token is not to blame).
@@ -721,7 +835,10 @@ pub async fn introspection_with_client_auth_and_a_cache<E: Env>(rt: E) {
         IntrospectionValidator::new(
             introspect.clone(),
             ConnectorFetch::new(rt.clone(), TcpConnector(rt.clone())),
-            ClientAuth::Basic { client_id: "rs-client".into(), client_secret: "guess".into() },
+            ClientAuth::Basic {
+                client_id: "rs-client".into(),
+                client_secret: "guess".into(),
+            },
         )
         .audience(url)
     });
@@ -763,7 +880,12 @@ pub async fn the_websocket_upgrade_needs_a_token<E: Env>(rt: E) {
     let refs: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (status, headers, _) = send(&rt, port, Method::GET, "/ws", &refs, "").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert!(challenge(status, &headers).resource_metadata.unwrap().ends_with("/.well-known/oauth-protected-resource/ws"));
+    assert!(
+        challenge(status, &headers)
+            .resource_metadata
+            .unwrap()
+            .ends_with("/.well-known/oauth-protected-resource/ws")
+    );
     let h = upgrade(Some(key.sign(&claims(&url, "alice", "mcp"))));
     let refs: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let stream = rt.connect_tcp("127.0.0.1", port).await.unwrap();
@@ -773,13 +895,26 @@ pub async fn the_websocket_upgrade_needs_a_token<E: Env>(rt: E) {
     rt.spawn(Box::pin(async move {
         let _ = conn.with_upgrades().await;
     }));
-    let mut b = Request::builder().uri("/ws").header("host", format!("127.0.0.1:{port}"));
+    let mut b = Request::builder()
+        .uri("/ws")
+        .header("host", format!("127.0.0.1:{port}"));
     for (k, v) in refs {
         b = b.header(k, v);
     }
-    let resp = sender.send_request(b.body(Full::new(Bytes::new())).unwrap()).await.unwrap();
+    let resp = sender
+        .send_request(b.body(Full::new(Bytes::new())).unwrap())
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::SWITCHING_PROTOCOLS);
-    let (status, _, body) = send(&rt, port, Method::GET, "/.well-known/oauth-protected-resource/ws", &[], "").await;
+    let (status, _, body) = send(
+        &rt,
+        port,
+        Method::GET,
+        "/.well-known/oauth-protected-resource/ws",
+        &[],
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains(&url), "{body}");
 }
