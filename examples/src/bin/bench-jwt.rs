@@ -8,7 +8,8 @@
 //!
 //! The JWKS is served from memory (an `HttpFetch` of this file's): only the validation is
 //! measured — header decoding, key lookup, signature, claims (`exp`, `nbf`, `iss`, `aud`) and
-//! the `Identity` built from them. A timing loop, reported, not asserted.
+//! the `Identity` built from them — with the verified-token cache off, then on (a client sends
+//! the same token with every request). A timing loop, reported, not asserted.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -61,7 +62,7 @@ fn rs256() -> Option<EncodingKey> {
     EncodingKey::from_rsa_pem(&out.stdout).ok()
 }
 
-fn measure(name: &str, alg: Algorithm, key: &EncodingKey, iterations: u32) {
+fn measure(name: &str, alg: Algorithm, key: &EncodingKey, iterations: u32, remembered: bool) {
     const RESOURCE: &str = "https://mcp.example.com/mcp";
     const ISSUER: &str = "https://auth.example.com";
     let mut jwk = serde_json::to_value(
@@ -73,6 +74,16 @@ fn measure(name: &str, alg: Algorithm, key: &EncodingKey, iterations: u32) {
     let validator = JwtValidator::new("https://auth.example.com/jwks.json", Jwks(Arc::new(jwks)))
         .issuer(ISSUER)
         .audience(RESOURCE);
+    let validator = if remembered {
+        validator
+    } else {
+        validator.verified_cache(std::time::Duration::ZERO, 0)
+    };
+    let name = if remembered {
+        format!("{name}, the same token again (verified-token cache)")
+    } else {
+        format!("{name}, signature and claims checked each time")
+    };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -117,9 +128,25 @@ fn main() {
         .nth(1)
         .map(|n| n.parse().expect("ITERATIONS is a number"))
         .unwrap_or(2000);
-    measure("ES256 (P-256)", Algorithm::ES256, &es256(), iterations);
-    match rs256() {
-        Some(key) => measure("RS256 (2048-bit)", Algorithm::RS256, &key, iterations),
-        None => println!("RS256: skipped (no `openssl` to make a key)"),
+    let es = es256();
+    let rs = rs256();
+    for remembered in [false, true] {
+        measure(
+            "ES256 (P-256)",
+            Algorithm::ES256,
+            &es,
+            iterations,
+            remembered,
+        );
+        match &rs {
+            Some(key) => measure(
+                "RS256 (2048-bit)",
+                Algorithm::RS256,
+                key,
+                iterations,
+                remembered,
+            ),
+            None => println!("RS256: skipped (no `openssl` to make a key)"),
+        }
     }
 }

@@ -42,6 +42,10 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 ///   encryption (`"use": "enc"`) and of unknown types are skipped.
 /// - **Algorithms**: the asymmetric ones (RS*, PS*, ES256, ES384, EdDSA) by default; the
 ///   header's `alg` must be one of them and match the key's `alg` when the key has one.
+/// - **Verified tokens** are remembered (by their SHA-256) for
+///   [`verified_cache`](Self::verified_cache) (30 s, never past their `exp`; at most 1024):
+///   a client sends the same token with every request, and a signature check costs
+///   100–400 µs. A key removed from the JWKS stops its remembered tokens within that time.
 ///
 /// Cheap to clone (the cache is shared).
 #[derive(Clone)]
@@ -60,6 +64,10 @@ struct Inner {
     max_age: Duration,
     max_keys: usize,
     cache: Mutex<Cache>,
+    verified_ttl: Duration,
+    verified_max: usize,
+    /// Tokens that verified: SHA-256 → (valid until, identity).
+    verified: Mutex<std::collections::HashMap<[u8; 32], (Instant, Identity)>>,
     /// One JWKS fetch at a time: the others wait for its keys.
     fetching: futures_util::lock::Mutex<()>,
 }
@@ -105,6 +113,9 @@ impl JwtValidator {
                 max_age: Duration::from_secs(600),
                 max_keys: 32,
                 cache: Mutex::new(Cache::default()),
+                verified_ttl: Duration::from_secs(30),
+                verified_max: 1024,
+                verified: Mutex::new(std::collections::HashMap::new()),
                 fetching: futures_util::lock::Mutex::new(()),
             }),
         }
@@ -161,6 +172,15 @@ impl JwtValidator {
     /// The most keys kept from a JWKS (default 32).
     pub fn max_keys(self, keys: usize) -> Self {
         self.edit(|i| i.max_keys = keys)
+    }
+
+    /// How long a verified token is remembered (never past its `exp`) and how many at most
+    /// (default 30 s, 1024; a zero disables it).
+    pub fn verified_cache(self, ttl: Duration, max: usize) -> Self {
+        self.edit(|i| {
+            i.verified_ttl = ttl;
+            i.verified_max = max;
+        })
     }
 
     /// Fetches the JWKS now (at start-up, so that the first request does not wait for it).
@@ -292,6 +312,50 @@ impl Inner {
                 "the server accepts no audience (JwtValidator::audience is not set)".into(),
             ));
         }
+        let remember = !self.verified_ttl.is_zero() && self.verified_max > 0;
+        let key: [u8; 32] = if remember {
+            use sha2::Digest as _;
+            sha2::Sha256::digest(token.as_bytes()).into()
+        } else {
+            [0; 32]
+        };
+        if remember {
+            let mut seen = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            match seen.get(&key) {
+                Some((until, id)) if Instant::now() < *until => return Ok(id.clone()),
+                Some(_) => {
+                    seen.remove(&key);
+                }
+                None => {}
+            }
+        }
+        let id = self.verify(token).await?;
+        if remember {
+            let now = Instant::now();
+            let left = id.expires_at.map_or(Duration::ZERO, |exp| {
+                let unix = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                Duration::from_secs(exp.saturating_sub(unix))
+            });
+            let until = now + self.verified_ttl.min(left);
+            let mut seen = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.len() >= self.verified_max {
+                seen.retain(|_, (u, _)| now < *u);
+            }
+            if seen.len() >= self.verified_max {
+                // Still full of live entries: the one nearest its end makes room.
+                if let Some(k) = seen.iter().min_by_key(|(_, (u, _))| *u).map(|(k, _)| *k) {
+                    seen.remove(&k);
+                }
+            }
+            seen.insert(key, (until, id.clone()));
+        }
+        Ok(id)
+    }
+
+    /// Checks the token's signature and claims.
+    async fn verify(&self, token: &str) -> Result<Identity, TokenError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| TokenError::Invalid("the token is not a JWT".into()))?;
         let alg = header.alg;

@@ -716,7 +716,8 @@ pub async fn keys_rotate_and_unknown_kids_refetch_at_a_bounded_rate<E: Env>(rt: 
     let rotating = JwtValidator::new(format!("{}/jwks.json", auth.base), fetch())
         .issuer(ISSUER)
         .audience(resource)
-        .refresh_interval(Duration::ZERO);
+        .refresh_interval(Duration::ZERO)
+        .verified_cache(Duration::ZERO, 0);
     let good = |k: &Key| k.sign(&claims(resource, "alice", "mcp"));
     let id = rotating.validate(good(&old)).await.unwrap();
     assert_eq!(id.subject.as_deref(), Some("alice"));
@@ -731,6 +732,27 @@ pub async fn keys_rotate_and_unknown_kids_refetch_at_a_bounded_rate<E: Env>(rt: 
     // The old key is gone from the set: its tokens are refused now.
     let e = rotating.validate(good(&old)).await.unwrap_err();
     assert!(matches!(e, TokenError::Invalid(_)), "{e:?}");
+
+    // With the verified-token cache (the default), a token verified once is remembered: it
+    // still passes for a while after its key left the set; another token of that key does not.
+    auth.publish(&[&old]);
+    let remembering = JwtValidator::new(format!("{}/jwks.json", auth.base), fetch())
+        .issuer(ISSUER)
+        .audience(resource)
+        .refresh_interval(Duration::ZERO);
+    let seen = good(&old);
+    remembering.validate(seen.clone()).await.unwrap();
+    auth.publish(&[&new]);
+    remembering.validate(good(&new)).await.unwrap();
+    let fetched = auth.jwks_fetches();
+    remembering.validate(seen).await.expect("remembered");
+    assert_eq!(
+        auth.jwks_fetches(),
+        fetched,
+        "a remembered token needs no key"
+    );
+    let other = old.sign(&claims(resource, "bob", "mcp"));
+    assert!(remembering.validate(other).await.is_err());
 
     // With the default refresh interval, made-up kids cost one fetch, not one each.
     let bounded = JwtValidator::new(format!("{}/jwks.json", auth.base), fetch())
