@@ -928,6 +928,36 @@ pub async fn the_websocket_upgrade_needs_a_token<E: Env>(rt: E) {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SWITCHING_PROTOCOLS);
+    // A client over the upgraded connection: the handlers see the upgrade's identity, and the
+    // tool scopes hold per call (the token lacks `notes:write`).
+    let ws_url = format!("ws://127.0.0.1:{port}/ws");
+    let mut target = mcp_service::ws::client_request(&ws_url).unwrap();
+    let bearer = format!("Bearer {}", key.sign(&claims(&url, "dave", "mcp")));
+    target
+        .request
+        .headers_mut()
+        .insert("authorization", bearer.parse().unwrap());
+    let tcp = rt.connect_tcp("127.0.0.1", port).await.unwrap();
+    let c = mcp_service::ws::connect_over(
+        rt.clone(),
+        tcp,
+        &ws_url,
+        target,
+        ClientOptions::new("suite", "1"),
+    )
+    .await
+    .expect("connects with the token");
+    let out = c.call_tool("whoami", json!({})).await.unwrap();
+    let who: Value = serde_json::from_str(out.content[0].as_text().unwrap()).unwrap();
+    assert_eq!(who["subject"], "dave");
+    assert_eq!(who["path"], "/ws");
+    let e = c
+        .call_tool("write_note", json!({}))
+        .await
+        .expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
+    assert!(e.message().contains("notes:write"), "{e}");
+    c.shutdown().await;
     let (status, _, body) = send(
         &rt,
         port,
