@@ -618,6 +618,30 @@ pub async fn a_tool_scope_missing_is_a_step_up_403<E: Env>(rt: E) {
     let (status, _, body) = post(&rt, &p, Some(&writer), &session, call).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("written"), "{body}");
+    // A batch (2025-03-26) is refused whole when one of its calls lacks a scope.
+    let init_0326 = INIT.replace("2025-11-25", "2025-03-26");
+    let (status, headers, _) = post(&rt, &p, Some(&reader), &[], &init_0326).await;
+    assert_eq!(status, StatusCode::OK);
+    let sid = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let session = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-03-26"),
+    ];
+    assert_eq!(
+        post(&rt, &p, Some(&reader), &session, initialized).await.0,
+        StatusCode::ACCEPTED
+    );
+    let batch = r#"[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"whoami","arguments":{}}},
+        {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write_note","arguments":{}}}]"#;
+    let (status, headers, _) = post(&rt, &p, Some(&reader), &session, batch).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        challenge(status, &headers).scope.as_deref(),
+        Some("mcp notes:write")
+    );
+    let (status, _, body) = post(&rt, &p, Some(&writer), &session, batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("written") && body.contains("alice"), "{body}");
 }
 
 pub async fn the_stateless_era_is_checked_per_request_too<E: Env>(rt: E) {
