@@ -463,6 +463,10 @@ where
     Ok(out)
 }
 
+/// How much of an unauthenticated POST is read to put its request's id in the refusal.
+#[cfg(feature = "resource-server")]
+const REFUSED_BODY: usize = 64 * 1024;
+
 /// How much of an oversize body is read past the limit (and dropped) before the 413.
 const DRAIN: usize = 1 << 20;
 
@@ -524,9 +528,11 @@ where
         if let Err(r) = guard.authenticate(&mut parts).await {
             let mut r = *r;
             if parts.method == http::Method::POST
-                && let Ok(bytes) = read_timed(body, handle.max_body_size(), timer).await
+                && let Ok(bytes) =
+                    read_timed(body, handle.max_body_size().min(REFUSED_BODY), timer).await
             {
-                // The request's id in the refusal (a JSON-RPC error beside the challenge).
+                // The request's id in the refusal (a JSON-RPC error beside the challenge);
+                // an unauthenticated client gets little of the server's reading.
                 r = guard.with_rpc_error(r, &bytes);
             }
             let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
