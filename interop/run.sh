@@ -9,6 +9,8 @@
 #                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
 #                   legacy HTTP+SSE at /sse on one port, tokio)
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
+#   ts-auth.mjs, py-auth.py  both SDK clients with a bearer token -> `everything --auth-jwks` (our
+#                   server as an OAuth resource server; the JWKS and tokens from auth-server.mjs)
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
 #                   over stdio, Streamable HTTP, legacy HTTP+SSE, and the probe (to both)
 #
@@ -361,6 +363,54 @@ else
 fi
 stop_bg
 rm -f "$ts2_log" "$py_log"
+trap - EXIT
+
+# ------------------------------------- both SDK clients -> our server as an OAuth resource server
+# Per runtime: a tiny authorization server (auth-server.mjs: an RS256 key made at start, its JWKS
+# on loopback, tokens minted with it) and `everything --auth-jwks` in front of it on a free port;
+# each SDK client must be refused with a 401 and the RFC 9728 challenge without a token, served
+# with one (a bearer header), and refused with a 403 step-up challenge for a tool whose scope
+# (`--auth-tool-scope echo=echo:call`) its token lacks.
+auth_pids=()
+stop_auth() { for p in "${auth_pids[@]}"; do kill "$p" 2>/dev/null || true; done; auth_pids=(); }
+trap stop_auth EXIT
+for rt in $RUNTIMES; do
+    port="$(free_port)"
+    url="http://127.0.0.1:$port/mcp"
+    as_log="$(mktemp)"
+    node auth-server.mjs "$url" "https://auth.interop.test" >"$as_log" 2>&1 &
+    auth_pids+=("$!")
+    tokens=""
+    for _ in $(seq 1 100); do
+        tokens="$(grep -m1 '^{' "$as_log" || true)"
+        [ -n "$tokens" ] && break
+        sleep 0.1
+    done
+    jwks="$(printf '%s' "$tokens" | python3 -c 'import json,sys; print(json.load(sys.stdin)["jwks"])' 2>/dev/null || true)"
+    ev_log="$(mktemp)"
+    if [ -n "$jwks" ]; then
+        "$BIN/everything" --runtime "$rt" --transport http --host 127.0.0.1 --port "$port" \
+            --auth-jwks "$jwks" --auth-issuer "https://auth.interop.test" --auth-scope mcp \
+            --auth-tool-scope echo=echo:call 2>"$ev_log" &
+        auth_pids+=("$!")
+        for _ in $(seq 1 100); do
+            grep -q 'serving http' "$ev_log" && break
+            sleep 0.1
+        done
+    fi
+    if [ -n "$jwks" ] && grep -q 'serving http' "$ev_log"; then
+        walk "ts-auth (TypeScript SDK, bearer token) -> everything ($rt) as an OAuth resource server" \
+            node ts-auth.mjs --url "$url" --tokens "$tokens"
+        walk "py-auth (Python SDK, bearer token) -> everything ($rt) as an OAuth resource server" \
+            .venv/bin/python py-auth.py --url "$url" --tokens "$tokens"
+    else
+        echo "FAIL the resource-server walk ($rt) did not start: $(cat "$as_log" "$ev_log")"
+        total_failed=$((total_failed + 2))
+        results+=("FAIL  ts-auth/py-auth ($rt): the servers did not start")
+    fi
+    stop_auth
+    rm -f "$as_log" "$ev_log"
+done
 trap - EXIT
 
 echo

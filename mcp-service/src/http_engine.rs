@@ -136,6 +136,9 @@ pub struct HttpHandle {
     max_body_size: usize,
     /// The endpoint's CORS policy and allowed origins, for replies made outside it.
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
+    /// The server's resource server, checking each request before it reaches the engine.
+    #[cfg(feature = "resource-server")]
+    guard: Option<Arc<crate::resource_server::Guard>>,
 }
 
 impl std::fmt::Debug for HttpHandle {
@@ -149,6 +152,19 @@ impl HttpHandle {
     /// plus one and pass what it read (the reply is 413).
     pub fn max_body_size(&self) -> usize {
         self.max_body_size
+    }
+
+    /// Checks every request with `guard` before it reaches an engine.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn with_guard(mut self, guard: Option<Arc<crate::resource_server::Guard>>) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// The resource server's check of the requests, when the server has one.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn guard(&self) -> Option<&crate::resource_server::Guard> {
+        self.guard.as_deref()
     }
 
     /// Whether the endpoint has a CORS policy (its replies carry CORS headers).
@@ -371,6 +387,8 @@ pub struct HttpEngine<R: Runtime> {
     drops_tx: UnboundedSender<StreamId>,
     handle: Option<HttpHandle>,
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
+    #[cfg(feature = "resource-server")]
+    guard: Option<Arc<crate::resource_server::Guard>>,
     sessions: HashMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
     handlers: Handlers<R, SessionId>,
@@ -425,6 +443,8 @@ impl<R: Runtime> HttpEngine<R> {
             turn: Arc::default(),
             max_body_size: endpoint.max_body_size(),
             cors: cors.clone(),
+            #[cfg(feature = "resource-server")]
+            guard: None,
         };
         HttpEngine {
             handlers: Handlers::new(&rt),
@@ -438,6 +458,8 @@ impl<R: Runtime> HttpEngine<R> {
             drops_tx,
             handle: Some(handle),
             cors,
+            #[cfg(feature = "resource-server")]
+            guard: None,
             sessions: HashMap::new(),
             commands: SelectAll::new(),
             streams: HashMap::new(),
@@ -452,6 +474,16 @@ impl<R: Runtime> HttpEngine<R> {
             paced: Vec::new(),
             stopping: false,
         }
+    }
+
+    /// Checks every request with `guard` before it reaches the engine.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn with_guard(mut self, guard: Option<Arc<crate::resource_server::Guard>>) -> Self {
+        if let Some(h) = &mut self.handle {
+            h.guard = guard.clone();
+        }
+        self.guard = guard;
+        self
     }
 
     /// Reports to `telemetry`: each HTTP session is a connection (opened, closed), with the
@@ -475,6 +507,8 @@ impl<R: Runtime> HttpEngine<R> {
                 turn: Arc::default(),
                 max_body_size: self.endpoint.max_body_size(),
                 cors: self.cors.clone(),
+                #[cfg(feature = "resource-server")]
+                guard: self.guard.clone(),
             },
         }
     }

@@ -483,6 +483,10 @@ where
     Ok(out)
 }
 
+/// How much of an unauthenticated POST is read to put its request's id in the refusal.
+#[cfg(feature = "resource-server")]
+const REFUSED_BODY: usize = 64 * 1024;
+
 /// How much of an oversize body is read past the limit (and dropped) before the 413.
 const DRAIN: usize = 1 << 20;
 
@@ -535,6 +539,27 @@ where
             .extensions
             .insert(mcp_proto::http::PeerAddr(addr.ip()));
     }
+    // The server's resource server: its metadata document, then the token, before the body.
+    #[cfg(feature = "resource-server")]
+    if let Some(guard) = handle.guard() {
+        if let Some(r) = guard.metadata(&parts) {
+            return r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+        }
+        if let Err(r) = guard.authenticate(&mut parts).await {
+            let mut r = *r;
+            if parts.method == http::Method::POST
+                && let Ok(bytes) =
+                    read_timed(body, handle.max_body_size().min(REFUSED_BODY), timer).await
+            {
+                // The request's id in the refusal (a JSON-RPC error beside the challenge);
+                // an unauthenticated client gets little of the server's reading.
+                r = guard.with_rpc_error(r, &bytes);
+            }
+            let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+            handle.decorate_reply(&parts.headers, r.headers_mut());
+            return r;
+        }
+    }
     let bytes = match read_timed(body, handle.max_body_size(), timer).await {
         Ok(b) => b,
         Err(ReadError::Body(e)) => {
@@ -563,6 +588,17 @@ where
             return r;
         }
     };
+    // The scopes of the calls the body carries (the step-up 403 comes before any session
+    // sees them).
+    #[cfg(feature = "resource-server")]
+    if let Some(guard) = handle.guard()
+        && let Err(r) = guard.authorize_body(&parts, &bytes)
+    {
+        let r = guard.with_rpc_error(*r, &bytes);
+        let mut r = r.map(|b| ReplyBody::from(HttpBody::Full(b)));
+        handle.decorate_reply(&parts.headers, r.headers_mut());
+        return r;
+    }
     // For the 503 below, whose request is gone by then: its origin (a cheap clone).
     let origin = handle
         .has_cors()

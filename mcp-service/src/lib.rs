@@ -87,6 +87,7 @@
 //! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE; client credentials, JWT bearer / workload identity, enterprise-managed ID-JAG; file token store) and `HttpClientOptions::oauth`; implies `http-client` |
 //! | `oauth-jwt`   | no      | `private_key_jwt` client authentication and DPoP-bound tokens (`jsonwebtoken`, RustCrypto); implies `oauth` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
+//! | `resource-server` | no  | `resource_server` (the server as an OAuth resource server: bearer tokens checked by JWT/JWKS or introspection, scopes, challenges, Protected Resource Metadata), `ServerBuilder::resource_server`; implies `http-server` and `http-client` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `schemars`    | no      | `ServerBuilder::typed_tool`, `typed_tool_with`, `Server::add_typed_tool`, `server::ToolOutput`: tool schemas derived from the handler's types (JSON Schema 2020-12); re-exports `schemars` |
@@ -138,6 +139,8 @@ pub mod elicitation;
 pub mod mrtr;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "resource-server")]
+pub mod resource_server;
 pub mod server;
 #[cfg(feature = "skills")]
 pub mod skills;

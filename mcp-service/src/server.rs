@@ -741,6 +741,15 @@ impl HandlerContext {
         self.http_request()?.extensions.get::<T>()
     }
 
+    /// The identity of the request's validated bearer token (feature `resource-server`):
+    /// `Some` for a request that came over HTTP through a
+    /// [`ResourceServer`](crate::resource_server::ResourceServer) (subject, client, scopes,
+    /// every claim), `None` otherwise. See [`ServerBuilder::tool_scopes`] for an example.
+    #[cfg(feature = "resource-server")]
+    pub fn identity(&self) -> Option<&crate::resource_server::Identity> {
+        self.extension::<crate::resource_server::Identity>()
+    }
+
     /// For a 2026-07-28 request of an MRTR method: reads its answers and `requestState`.
     fn start_rounds(
         &mut self,
@@ -936,6 +945,23 @@ pub struct AuthRequest<'a> {
 
 type AuthorizerFn = dyn Fn(&AuthRequest<'_>) -> Result<(), Error> + Send + Sync;
 
+/// The scopes tools, resources and prompts require ([`ServerBuilder::tool_scopes`] and
+/// friends), by name, URI or URI template.
+#[cfg(feature = "resource-server")]
+#[derive(Default)]
+struct ScopeRules {
+    tools: HashMap<String, Vec<String>>,
+    resources: HashMap<String, Vec<String>>,
+    prompts: HashMap<String, Vec<String>>,
+}
+
+#[cfg(feature = "resource-server")]
+impl ScopeRules {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.resources.is_empty() && self.prompts.is_empty()
+    }
+}
+
 struct ToolEntry {
     tool: Tool,
     handler: Arc<ToolFn>,
@@ -1085,6 +1111,10 @@ struct Inner {
     completion: Option<Arc<CompleteFn>>,
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
+    #[cfg(feature = "resource-server")]
+    scopes: ScopeRules,
+    #[cfg(feature = "resource-server")]
+    resource_server: Option<Arc<crate::resource_server::ResourceServer>>,
     page_size: usize,
     /// Bytes of streamed content a call keeps for its result.
     stream_retention: usize,
@@ -1125,6 +1155,10 @@ pub struct ServerBuilder {
     completion: Option<Arc<CompleteFn>>,
     custom: HashMap<String, Arc<CustomFn>>,
     authorizer: Option<Arc<AuthorizerFn>>,
+    #[cfg(feature = "resource-server")]
+    scopes: ScopeRules,
+    #[cfg(feature = "resource-server")]
+    resource_server: Option<Arc<crate::resource_server::ResourceServer>>,
     page_size: usize,
     stream_retention: usize,
     output_budget: usize,
@@ -1690,6 +1724,87 @@ impl ServerBuilder {
         self
     }
 
+    /// Protects the server's HTTP endpoints with `rs` (feature `resource-server`): every
+    /// request to the Streamable HTTP endpoint (and the legacy HTTP+SSE one), and every
+    /// WebSocket upgrade, needs a bearer token `rs` accepts, else `401` with its challenge;
+    /// the Protected Resource Metadata is served beside the endpoint; sessions are bound to
+    /// their identity. Whatever serves the server over HTTP ([`Server::http_service`], the
+    /// drivers' `serve_http`, [`HyperService`](crate::hyper_server::HyperService), the
+    /// `respond` functions, `serve_ws`) applies it: there is no way to serve it unprotected
+    /// by mistake. Other transports (stdio, in-memory) are not concerned. See
+    /// [`crate::resource_server`].
+    #[cfg(feature = "resource-server")]
+    pub fn resource_server(
+        mut self,
+        rs: impl Into<Arc<crate::resource_server::ResourceServer>>,
+    ) -> Self {
+        self.resource_server = Some(rs.into());
+        self
+    }
+
+    /// The OAuth scopes a call of the tool `name` needs (feature `resource-server`): over
+    /// HTTP with a [`ResourceServer`](crate::resource_server::ResourceServer), a
+    /// `tools/call` whose token lacks one is answered `403` with the step-up challenge
+    /// (`error="insufficient_scope"`, `scope="…"`) before it reaches its session; the handler
+    /// also refuses (-32001) any HTTP request without an identity holding them (a server
+    /// served over HTTP with no resource server in front). Requests over other transports
+    /// (stdio, in-memory, WebSocket: authenticated, if at all, per connection) are not
+    /// checked. The tool may be registered before or after, or added later.
+    ///
+    /// ```
+    /// use mcp_service::server::{Server, ToolContext, schema_of};
+    /// use mcp_service::schema::Tool;
+    ///
+    /// let server = Server::builder("notes", "1.0")
+    ///     .tool(
+    ///         Tool::new("write_note", schema_of(serde_json::json!({"type": "object"}))),
+    ///         |_: serde_json::Value, cx: ToolContext| async move {
+    ///             let who = cx.identity().and_then(|id| id.subject.clone());
+    ///             Ok(format!("written by {}", who.unwrap_or_default()))
+    ///         },
+    ///     )
+    ///     .tool_scopes("write_note", ["notes:write"])
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "resource-server")]
+    pub fn tool_scopes<S: Into<String>>(
+        mut self,
+        name: &str,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.tools.insert(name.to_owned(), scopes);
+        self
+    }
+
+    /// The OAuth scopes reading (or subscribing to) a resource needs: `uri` is a resource's
+    /// URI or a resource template's `uriTemplate` (then every URI it serves, unless the URI
+    /// is a resource of its own). See [`tool_scopes`](Self::tool_scopes).
+    #[cfg(feature = "resource-server")]
+    pub fn resource_scopes<S: Into<String>>(
+        mut self,
+        uri: &str,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.resources.insert(uri.to_owned(), scopes);
+        self
+    }
+
+    /// The OAuth scopes getting the prompt `name` (or completing its arguments) needs. See
+    /// [`tool_scopes`](Self::tool_scopes).
+    #[cfg(feature = "resource-server")]
+    pub fn prompt_scopes<S: Into<String>>(
+        mut self,
+        name: &str,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.prompts.insert(name.to_owned(), scopes);
+        self
+    }
+
     /// The key ring that seals the `requestState` of multi round-trip requests (see
     /// [`crate::mrtr`]). Every replica that may receive a retry needs the same keys. Default:
     /// one random key drawn at [`build`](Self::build), with the server's name as audience
@@ -1951,6 +2066,10 @@ impl ServerBuilder {
                 completion: self.completion,
                 custom: self.custom,
                 authorizer: self.authorizer,
+                #[cfg(feature = "resource-server")]
+                scopes: self.scopes,
+                #[cfg(feature = "resource-server")]
+                resource_server: self.resource_server,
                 page_size: self.page_size,
                 stream_retention: self.stream_retention,
                 output_budget: self.output_budget,
@@ -2001,7 +2120,85 @@ impl ServerBuilder {
     }
 }
 
+#[cfg(feature = "resource-server")]
+impl Inner {
+    /// The scopes `method` with `params` needs by its tool, resource or prompt (empty: none;
+    /// params that do not parse need none here: the request is refused on its own later).
+    fn required_scopes(&self, method: &str, params: Option<&RawValue>) -> Vec<String> {
+        #[derive(serde::Deserialize)]
+        struct Target<'a> {
+            #[serde(borrow, default)]
+            name: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            uri: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default, rename = "ref")]
+            reference: Option<Box<Target<'a>>>,
+        }
+        if self.scopes.is_empty() {
+            return Vec::new();
+        }
+        let Some(t) = params.and_then(|p| serde_json::from_str::<Target<'_>>(p.get()).ok()) else {
+            return Vec::new();
+        };
+        let resource = |uri: &str| -> Vec<String> {
+            if let Some(s) = self.scopes.resources.get(uri) {
+                return s.clone();
+            }
+            let reg = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            if reg.resources.contains_key(uri) {
+                return Vec::new();
+            }
+            reg.templates
+                .values()
+                .find(|t| t.matcher.matches(uri).is_some())
+                .and_then(|t| self.scopes.resources.get(&t.template.uri_template))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let of = |map: &HashMap<String, Vec<String>>, key: Option<&str>| {
+            key.and_then(|k| map.get(k)).cloned().unwrap_or_default()
+        };
+        match method {
+            "tools/call" => of(&self.scopes.tools, t.name.as_deref()),
+            "prompts/get" => of(&self.scopes.prompts, t.name.as_deref()),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                t.uri.as_deref().map(resource).unwrap_or_default()
+            }
+            "completion/complete" => match t.reference.as_deref() {
+                Some(Target { name: Some(n), .. }) => of(&self.scopes.prompts, Some(n)),
+                Some(Target { uri: Some(u), .. }) => resource(u),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Server {
+    /// The OAuth scopes a request of `method` with `params` needs by what it calls (feature
+    /// `resource-server`): those set with [`ServerBuilder::tool_scopes`],
+    /// [`resource_scopes`](ServerBuilder::resource_scopes) (a resource's URI, else the
+    /// template serving it) and [`prompt_scopes`](ServerBuilder::prompt_scopes) for
+    /// `tools/call`, `resources/read` / `subscribe` / `unsubscribe`, `prompts/get` and
+    /// `completion/complete`; empty for anything else.
+    #[cfg(feature = "resource-server")]
+    pub fn required_scopes(&self, method: &str, params: Option<&RawValue>) -> Vec<String> {
+        self.inner.required_scopes(method, params)
+    }
+
+    /// The resource server protecting the server's HTTP endpoints
+    /// ([`ServerBuilder::resource_server`]).
+    #[cfg(feature = "resource-server")]
+    pub fn resource_server(&self) -> Option<&Arc<crate::resource_server::ResourceServer>> {
+        self.inner.resource_server.as_ref()
+    }
+
+    /// Whether any tool, resource or prompt requires scopes.
+    #[cfg(feature = "resource-server")]
+    pub(crate) fn has_scoped_items(&self) -> bool {
+        !self.inner.scopes.is_empty()
+    }
+
     /// Starts building a server named `name` at `version`.
     ///
     /// ```
@@ -2032,6 +2229,10 @@ impl Server {
             completion: None,
             custom: HashMap::new(),
             authorizer: None,
+            #[cfg(feature = "resource-server")]
+            scopes: ScopeRules::default(),
+            #[cfg(feature = "resource-server")]
+            resource_server: None,
             page_size: 100,
             stream_retention: DEFAULT_STREAM_RETENTION,
             output_budget: crate::peer::DEFAULT_OUTPUT_BUDGET,
@@ -2194,8 +2395,11 @@ impl Server {
     ) -> crate::http_engine::HttpEngine<R> {
         self.give_runtime(&rt);
         let config = self.endpoint_config(config);
-        crate::http_engine::HttpEngine::new(rt, config, self.session_factory())
-            .with_telemetry(self.inner.telemetry.clone())
+        let engine = crate::http_engine::HttpEngine::new(rt, config, self.session_factory())
+            .with_telemetry(self.inner.telemetry.clone());
+        #[cfg(feature = "resource-server")]
+        let engine = engine.with_guard(crate::resource_server::Guard::of(self));
+        engine
     }
 
     /// [`http_service`](Self::http_service) as `shards` engines serving one endpoint
@@ -2216,10 +2420,19 @@ impl Server {
         let config = self.endpoint_config(config);
         let (handle, engines) =
             crate::http_engine::HttpEngine::sharded(rt, config, self.session_factory(), shards);
+        #[cfg(feature = "resource-server")]
+        let guard = crate::resource_server::Guard::of(self);
+        #[cfg(feature = "resource-server")]
+        let handle = handle.with_guard(guard.clone());
         let telemetry = &self.inner.telemetry;
         let engines = engines
             .into_iter()
-            .map(|e| e.with_telemetry(telemetry.clone()))
+            .map(|e| {
+                let engine = e.with_telemetry(telemetry.clone());
+                #[cfg(feature = "resource-server")]
+                let engine = engine.with_guard(guard.clone());
+                engine
+            })
             .collect();
         (handle, engines)
     }
@@ -2712,6 +2925,25 @@ impl Service for ServerService {
                 http: hcx.http_request(),
             });
             if let Err(e) = verdict {
+                return Box::pin(async move { Err(e) });
+            }
+        }
+        #[cfg(feature = "resource-server")]
+        if let Some(http) = hcx.http_request()
+            && !inner.scopes.is_empty()
+        {
+            let needed = inner.required_scopes(&request.method, request.params.as_deref());
+            let identity = http.extensions.get::<crate::resource_server::Identity>();
+            if !needed.is_empty()
+                && identity.is_none_or(|id| !id.missing_scopes(&needed).is_empty())
+            {
+                let e = Error::new(
+                    ErrorKind::Unauthorized,
+                    format!(
+                        "insufficient scope: this request needs {}",
+                        needed.join(" ")
+                    ),
+                );
                 return Box::pin(async move { Err(e) });
             }
         }

@@ -1168,9 +1168,43 @@ pub async fn serve_connection<R, I>(
     let upgrade_rt = rt.clone();
     let slot = session.clone();
     let handshake_timeout = config.header_read_timeout;
-    let svc = hyper::service::service_fn(move |req| {
-        let reply = upgrade(&upgrade_rt, &server, &config, addr, req, &slot);
-        async move { Ok::<_, std::convert::Infallible>(reply) }
+    #[cfg(feature = "resource-server")]
+    let guard = crate::resource_server::Guard::of(&server);
+    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+        #[cfg(feature = "resource-server")]
+        {
+            // A protected server: the metadata document, then the upgrade's bearer token,
+            // before the handshake (its identity then stands for the whole connection).
+            let (rt, server, config, slot) = (
+                upgrade_rt.clone(),
+                server.clone(),
+                config.clone(),
+                slot.clone(),
+            );
+            let guard = guard.clone();
+            let fut: BoxFuture<Result<_, std::convert::Infallible>> = Box::pin(async move {
+                let mut req = req;
+                if let Some(guard) = guard {
+                    let (mut parts, body) = req.into_parts();
+                    if let Some(r) = guard.metadata(&parts) {
+                        return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
+                    }
+                    if let Err(r) = guard.authenticate(&mut parts).await {
+                        let r = *r;
+                        tracing::debug!(target: "mcp", %addr, status = %r.status(), "WebSocket upgrade refused: bearer token");
+                        return Ok(r.map(|b| http_body_util::Full::new(bytes::Bytes::from(b))));
+                    }
+                    req = http::Request::from_parts(parts, body);
+                }
+                Ok(upgrade(&rt, &server, &config, addr, req, &slot))
+            });
+            fut
+        }
+        #[cfg(not(feature = "resource-server"))]
+        {
+            let reply = upgrade(&upgrade_rt, &server, &config, addr, req, &slot);
+            async move { Ok::<_, std::convert::Infallible>(reply) }
+        }
     });
     if let Err(e) = hyper::server::conn::http1::Builder::new()
         .timer(crate::hyper_io::RuntimeTimer::new(rt))

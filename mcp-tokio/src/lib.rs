@@ -180,6 +180,7 @@
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `oauth-jwt`   | no      | `private_key_jwt` and DPoP-bound tokens for the HTTP client's OAuth; implies `oauth` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
+//! | `resource-server` | no  | the server as an OAuth resource server (`ServerBuilder::resource_server`, `service::resource_server`: bearer tokens by JWT/JWKS or introspection, scopes, challenges, Protected Resource Metadata); implies `http-server` and `http-client` |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
 //! | `schemars`    | no      | tool schemas derived from the argument and result types (`ServerBuilder::typed_tool`; `mcp-service/schemars`) |
 //! | `macros`      | no      | `#[tool]`, `#[prompt]`, `#[router]` (the `mcp-macros` crate): tools and prompts from async fns and impl blocks; implies `schemars` |

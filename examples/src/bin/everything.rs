@@ -8,7 +8,20 @@
 //!            [--header-timeout S] [--keep-alive-timeout S] [--body-deadline S]
 //!            [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]
 //!            [--shards N]
+//!            [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]]
+//!            [--auth-issuer ISS] [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]...
+//!            [--auth-tool-scope TOOL=SCOPE]...
 //! ```
+//!
+//! The `--auth-*` flags make the HTTP (and WebSocket) server an OAuth resource server
+//! (`ServerBuilder::resource_server`): every request needs a bearer token, checked against the
+//! JWKS at `--auth-jwks` (JWT access tokens) or by the RFC 7662 endpoint at
+//! `--auth-introspect` (client_secret_basic with `--auth-client-id`/`--auth-client-secret`);
+//! `iss` must be `--auth-issuer` (also the metadata's authorization server), `aud` must be
+//! `--auth-audience` (default: the resource, `--auth-resource`, whose default is
+//! `http://HOST:PORT/mcp`, or `/ws`); `--auth-scope` is required of every request,
+//! `--auth-tool-scope TOOL=SCOPE` of every call of one tool. The Protected Resource Metadata
+//! is served at `/.well-known/oauth-protected-resource[/mcp]`.
 //!
 //! `--eras` says which protocol eras are served: both (the default, as for any server), the
 //! handshake era only (2024-11-05 … 2025-11-25), or only the stateless 2026-07-28 era (a
@@ -32,7 +45,9 @@
 
 const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
                   [--cors-origin ORIGIN]... [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
-                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S] [--shards N]";
+                  [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S] [--shards N]
+                  [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]] [--auth-issuer ISS]
+                  [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]... [--auth-tool-scope TOOL=SCOPE]...";
 
 /// `--help`: what the server is and its options, on stdout; exit 0.
 fn help() -> ! {
@@ -53,6 +68,12 @@ slow, stream and touch_watched), on stdio by default.
                            browser (CORS); repeatable; other origins get 403
   --wire-limits off        no limits on the wire; the other flags change one limit each (seconds)
   --shards N               HTTP: N engines share the sessions (default: one per core)
+  --auth-jwks URL          HTTP/WS: require bearer tokens, JWTs checked with the JWKS at URL
+  --auth-introspect URL    ... or checked by the RFC 7662 introspection endpoint at URL
+  --auth-issuer ISS        the tokens' issuer (iss), named in the protected resource metadata
+  --auth-audience AUD      the tokens' audience (default: the resource URL)
+  --auth-scope S           a scope every request needs (repeatable)
+  --auth-tool-scope T=S    a scope every call of tool T needs (repeatable)
 
 Example:
   everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp"
@@ -76,6 +97,7 @@ fn main() {
     let mut eras = "both".to_owned();
     let mut cors_origins: Vec<String> = Vec::new();
     let mut limits = WireLimits::default();
+    let mut auth = AuthFlags::default();
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -107,6 +129,7 @@ fn main() {
                 )
             }
             "-h" | "--help" => help(),
+            flag if flag.starts_with("--auth-") => auth.set(flag, &value()),
             // (a limit flag without its value is refused by `set` as a wrong value)
             flag if limits.set(flag, args.get(i + 1).map_or("", String::as_str)) => {}
             other => usage(&format!("unknown argument {other:?}")),
@@ -122,7 +145,26 @@ fn main() {
             "unknown --eras {other:?} (handshake, both, stateless)"
         )),
     };
-    let server = mcp_examples::everything::server_with(|b| b.versions(versions));
+    if auth.is_set() && !matches!(transport.as_str(), "http" | "sse" | "ws") {
+        usage("the --auth-* flags apply to --transport http, sse and ws");
+    }
+    let resource = auth.resource.clone().unwrap_or_else(|| {
+        let path = if transport == "ws" { "ws" } else { "mcp" };
+        format!("http://{host}:{}/{path}", port.unwrap_or(0))
+    });
+    let resource_server = auth.resource_server(&resource);
+    let tool_scopes = auth.tool_scopes.clone();
+    let server = mcp_examples::everything::server_with(|b| {
+        let mut b = b.versions(versions);
+        if let Some(rs) = resource_server {
+            eprintln!("everything: protected resource {resource}");
+            b = b.resource_server(rs);
+        }
+        for (tool, scope) in tool_scopes {
+            b = b.tool_scopes(&tool, [scope]);
+        }
+        b
+    });
     match transport.as_str() {
         "stdio" => {
             if stateless || json_response || !cors_origins.is_empty() {
@@ -192,6 +234,95 @@ fn main() {
     }
     // Handlers may have left timers or blocking readers behind: leave promptly.
     std::process::exit(0);
+}
+
+/// The `--auth-*` flags: the server as an OAuth resource server.
+#[derive(Default)]
+struct AuthFlags {
+    jwks: Option<String>,
+    introspect: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    issuer: Option<String>,
+    audience: Option<String>,
+    resource: Option<String>,
+    scopes: Vec<String>,
+    tool_scopes: Vec<(String, String)>,
+}
+
+impl AuthFlags {
+    fn set(&mut self, flag: &str, value: &str) {
+        let v = Some(value.to_owned());
+        match flag {
+            "--auth-jwks" => self.jwks = v,
+            "--auth-introspect" => self.introspect = v,
+            "--auth-client-id" => self.client_id = v,
+            "--auth-client-secret" => self.client_secret = v,
+            "--auth-issuer" => self.issuer = v,
+            "--auth-audience" => self.audience = v,
+            "--auth-resource" => self.resource = v,
+            "--auth-scope" => self.scopes.push(value.to_owned()),
+            "--auth-tool-scope" => match value.split_once('=') {
+                Some((tool, scope)) => self.tool_scopes.push((tool.to_owned(), scope.to_owned())),
+                None => usage("--auth-tool-scope needs TOOL=SCOPE"),
+            },
+            other => usage(&format!("unknown argument {other:?}")),
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.jwks.is_some() || self.introspect.is_some()
+    }
+
+    /// The resource server for `resource`, when a validator was asked for. Its fetches (JWKS,
+    /// introspection) run on smol's reactor and executor, which serve under any runtime.
+    fn resource_server(
+        &self,
+        resource: &str,
+    ) -> Option<mcp_service::resource_server::ResourceServer> {
+        use mcp_service::resource_server::{
+            ClientAuth, ConnectorFetch, IntrospectionValidator, JwtValidator, ResourceServer,
+        };
+        let rt = mcp_async_std::SmolRuntime::new();
+        let fetch = ConnectorFetch::new(rt, mcp_service::driver::TcpConnector(rt));
+        let audience = self.audience.clone().unwrap_or_else(|| resource.to_owned());
+        let rs = match (&self.jwks, &self.introspect) {
+            (Some(_), Some(_)) => usage("--auth-jwks and --auth-introspect exclude each other"),
+            (Some(jwks), None) => {
+                let mut v = JwtValidator::new(jwks.clone(), fetch).audience(audience);
+                if let Some(iss) = &self.issuer {
+                    v = v.issuer(iss.clone());
+                }
+                ResourceServer::new(resource, v)
+            }
+            (None, Some(endpoint)) => {
+                let client = match (&self.client_id, &self.client_secret) {
+                    (Some(id), Some(secret)) => ClientAuth::Basic {
+                        client_id: id.clone(),
+                        client_secret: secret.clone(),
+                    },
+                    (None, None) => ClientAuth::None,
+                    _ => usage("--auth-client-id and --auth-client-secret go together"),
+                };
+                let mut v =
+                    IntrospectionValidator::new(endpoint.clone(), fetch, client).audience(audience);
+                if let Some(iss) = &self.issuer {
+                    v = v.issuer(iss.clone());
+                }
+                ResourceServer::new(resource, v)
+            }
+            (None, None) => return None,
+        };
+        let mut rs = rs.unwrap_or_else(|e| usage(&format!("--auth-resource: {e}")));
+        if let Some(iss) = &self.issuer {
+            rs = rs.authorization_server(iss.clone());
+        }
+        let tool_scopes: Vec<String> = self.tool_scopes.iter().map(|(_, s)| s.clone()).collect();
+        Some(
+            rs.required_scopes(self.scopes.clone())
+                .scopes_supported(tool_scopes),
+        )
+    }
 }
 
 /// The `--wire-limits` flags: changes to the default time limits and connection caps.

@@ -80,6 +80,17 @@ const TRANSPORT_ERROR: i64 = -32000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PeerAddr(pub IpAddr);
 
+/// Who a request acts for, when an authentication layer in front of the endpoint checked it
+/// (a validated OAuth access token's issuer, subject and client): the layer puts it in the
+/// request's extensions (`parts.extensions.insert(SessionOwner(key))`) and a session is
+/// bound to the owner of the request that opened it. A later request naming that session
+/// with another owner (or none) is answered as if the session did not exist (404
+/// `Session not found`): a session id alone never lets another principal in, and the session's
+/// existence is not revealed. A session opened without an owner takes only requests without
+/// one. Streamable HTTP and the legacy HTTP+SSE transport alike.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SessionOwner(pub String);
+
 /// A [`session::Event`](Event) of one session.
 #[derive(Debug, Clone)]
 pub struct SessionEvent {
@@ -220,6 +231,8 @@ struct Entry {
     store_key: Option<u64>,
     /// The client's address, when the driver named it.
     peer: Option<IpAddr>,
+    /// Who opened it ([`SessionOwner`]): every later request must be of the same owner.
+    owner: Option<String>,
     /// Its key (its expiry) in [`Endpoint::idle`] while it may be evicted.
     idle_key: Option<Instant>,
     streams: BTreeMap<u64, Logical>,
@@ -252,6 +265,7 @@ impl Entry {
             stored: VecDeque::new(),
             store_key: None,
             peer: None,
+            owner: None,
             idle_key: None,
             streams: BTreeMap::new(),
             next_logical: 1,
@@ -666,10 +680,9 @@ impl Endpoint {
         };
         match raw.to_str().ok().and_then(|s| SessionId::parse(s.trim())) {
             Some(sid)
-                if self
-                    .sessions
-                    .get(&sid)
-                    .is_some_and(|e| !e.transient && !e.legacy) =>
+                if self.sessions.get(&sid).is_some_and(|e| {
+                    !e.transient && !e.legacy && e.owner.as_deref() == owner_of(parts)
+                }) =>
             {
                 Ok(sid)
             }
@@ -824,6 +837,7 @@ impl Endpoint {
         let store = self.config.event_store.as_ref().map(|f| f());
         let mut entry = Entry::new(session, store, false, now);
         self.set_peer(&mut entry, peer);
+        entry.owner = owner_of(parts).map(String::from);
         self.stats.sessions_created += 1;
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, c, json);
@@ -1962,6 +1976,11 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 /// The peer address the driver named for a request.
 fn peer_of(parts: &Parts) -> Option<IpAddr> {
     parts.extensions.get::<PeerAddr>().map(|p| p.0)
+}
+
+/// The owner an authentication layer named for a request ([`SessionOwner`]).
+fn owner_of(parts: &Parts) -> Option<&str> {
+    parts.extensions.get::<SessionOwner>().map(|o| o.0.as_str())
 }
 
 /// Checks a POST against the session's state: batches only where the version allows them,

@@ -96,7 +96,9 @@ pub use config::{
     DEFAULT_STORE_TOTAL_BYTES, DEFAULT_STORE_TOTAL_EVENTS, EndpointConfig, EventStoreFactory,
     LegacySse, ResponseMode, ToolHeaders,
 };
-pub use endpoint::{DeferredHead, Endpoint, PeerAddr, SessionEvent, Stats, reply_status};
+pub use endpoint::{
+    DeferredHead, Endpoint, PeerAddr, SessionEvent, SessionOwner, Stats, reply_status,
+};
 pub use event_store::{EventStore, MemoryEventStore};
 pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 pub use reply::{Body, StreamId, StreamPoll};

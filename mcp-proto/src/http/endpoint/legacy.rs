@@ -97,6 +97,7 @@ impl Endpoint {
         let mut entry = Entry::new(session, None, false, now);
         entry.legacy = true;
         self.set_peer(&mut entry, peer);
+        entry.owner = owner_of(parts).map(String::from);
         self.stats.sessions_created += 1;
         let (_, conn) = self.new_standalone(&mut entry, sid);
         if let Some(c) = self.conns.get_mut(&conn) {
@@ -117,9 +118,12 @@ impl Endpoint {
                 None,
             );
         };
-        let Some(sid) =
-            SessionId::parse(raw).filter(|sid| self.sessions.get(sid).is_some_and(|e| e.legacy))
-        else {
+        let owner = owner_of(parts);
+        let Some(sid) = SessionId::parse(raw).filter(|sid| {
+            self.sessions
+                .get(sid)
+                .is_some_and(|e| e.legacy && e.owner.as_deref() == owner)
+        }) else {
             return rpc_error(
                 StatusCode::NOT_FOUND,
                 TRANSPORT_ERROR,
