@@ -125,6 +125,8 @@ pub mod notifications;
 mod raw;
 pub mod sim;
 pub mod telemetry;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "ws")]
 pub mod ws;
 

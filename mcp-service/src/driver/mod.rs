@@ -49,6 +49,10 @@ pub use child::{
 pub use http::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "http-server")]
 pub use http::{serve_http, serve_http_with};
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use http::serve_http_tls;
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use ws::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "stdio")]
 pub use stdio::{StdioDriver, serve_stdio, stdio_stream};
 #[cfg(feature = "ws")]
@@ -121,6 +125,26 @@ pub(crate) fn sleep_for<R: Runtime>(rt: &R, d: Duration) -> BoxFuture<()> {
     let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
     let at = mcp_proto::Instant::from_micros(rt.now().as_micros().saturating_add(micros));
     rt.sleep_until(at)
+}
+
+/// `fut` within `timeout` (none: unbounded); `TimedOut` past it.
+#[cfg(all(feature = "tls", any(feature = "http-server", feature = "ws")))]
+pub(crate) async fn timed_io<R: Runtime, T>(
+    rt: &R,
+    timeout: Option<Duration>,
+    fut: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    let Some(timeout) = timeout else {
+        return fut.await;
+    };
+    let fut = std::pin::pin!(fut);
+    match futures_util::future::select(fut, sleep_for(rt, timeout)).await {
+        futures_util::future::Either::Left((r, _)) => r,
+        futures_util::future::Either::Right(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the TLS handshake took longer than the header timeout",
+        )),
+    }
 }
 
 /// Fails a write that waited `timeout` for a peer that takes nothing (the HTTP server's and

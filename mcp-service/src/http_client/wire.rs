@@ -26,7 +26,7 @@ use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, SendRequest};
+use hyper::client::conn::{TrySendError, http1};
 use mcp_proto::http::client::{Action, ClientTransport, ExchangeId, HttpRequest, Outgoing, ReadAs};
 use mcp_proto::session::{Session, Transmit};
 use mcp_proto::{Duration, Error, ErrorKind, Instant};
@@ -34,12 +34,12 @@ use mcp_proto::{Duration, Error, ErrorKind, Instant};
 #[cfg(feature = "oauth")]
 use super::auth::unauthorized;
 use super::target::{HostPort, Target};
-use super::{Connector, HttpClientOptions};
+use super::{Connector, Destination, HttpClientOptions};
 use crate::cancel::CancellationToken;
 use crate::connection::SessionWire;
 #[cfg(feature = "oauth")]
 use crate::oauth::{Challenge, Step};
-use crate::runtime::{DeadlineTimer, Runtime};
+use crate::runtime::{BoxFuture, DeadlineTimer, Runtime};
 
 /// Bound of the DELETE sent when the client closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -62,6 +62,54 @@ const MAX_AUTH_REPLY: usize = 1024 * 1024;
 const MAX_DISCARD: usize = 64 * 1024;
 
 type Body = Full<Bytes>;
+
+/// One client connection's request sender: HTTP/1.1 (one exchange at a time) or HTTP/2
+/// (multiplexed: clones share the connection).
+enum SendRequest {
+    H1(http1::SendRequest<Body>),
+    #[cfg(feature = "http2")]
+    H2(hyper::client::conn::http2::SendRequest<Body>),
+}
+
+impl SendRequest {
+    fn is_closed(&self) -> bool {
+        match self {
+            SendRequest::H1(s) => s.is_closed(),
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => s.is_closed(),
+        }
+    }
+
+    fn is_h2(&self) -> bool {
+        !matches!(self, SendRequest::H1(_))
+    }
+
+    /// Whether a request can go now (an idle HTTP/1.1 connection, an open HTTP/2 one).
+    fn ready_now(&mut self) -> bool {
+        match self {
+            SendRequest::H1(s) => matches!(s.ready().now_or_never(), Some(Ok(()))),
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => !s.is_closed(),
+        }
+    }
+
+    async fn try_send_request(
+        &mut self,
+        req: Request<Body>,
+    ) -> Result<Response<Incoming>, TrySendError<Request<Body>>> {
+        match self {
+            SendRequest::H1(s) => s.try_send_request(req).await,
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => {
+                // HTTP/2 is ready once the connection is; wait for it here (a stream slot).
+                if let Err(e) = s.ready().await {
+                    tracing::debug!(target: "mcp", error = %e, "HTTP/2 connection not ready");
+                }
+                s.try_send_request(req).await
+            }
+        }
+    }
+}
 
 fn transport_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::TransportError, message.into())
@@ -90,7 +138,7 @@ pub(super) struct Io<R, C> {
     url: Target,
     options: HttpClientOptions,
     headers: HeaderMap,
-    pool: Mutex<Vec<(HostPort, SendRequest<Body>, CancellationToken)>>,
+    pool: Mutex<Vec<(HostPort, SendRequest, CancellationToken)>>,
     shutdown: CancellationToken,
     /// One authorization flow at a time.
     #[cfg(feature = "oauth")]
@@ -100,7 +148,7 @@ pub(super) struct Io<R, C> {
 /// A connection taken from the pool for one exchange; given back once the body was read.
 struct Lease {
     key: HostPort,
-    sender: SendRequest<Body>,
+    sender: SendRequest,
     kill: Kill,
 }
 
@@ -471,21 +519,51 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         }
     }
 
-    async fn connect(&self, target: &Target) -> Result<(SendRequest<Body>, Kill), Error> {
+    async fn connect(&self, target: &Target) -> Result<(SendRequest, Kill), Error> {
         let what = format!("connecting to {}", target.url);
         self.timed(self.options.connect_timeout, &what, async {
-            let io = self
+            let mut to = Destination::new(target.host.clone(), target.port);
+            to.secure = target.secure;
+            to.offer_h2 = self.options.http2;
+            #[cfg(feature = "tls")]
+            {
+                to.tls = self.options.tls.clone();
+            }
+            let connected = self
                 .connector
-                .connect(&target.host, target.port)
+                .connect(&to)
                 .await
                 .map_err(|e| transport_error(format!("{what}: {e}")).with_source(e))?;
-            let (sender, conn) = http1::handshake::<_, Body>(io)
-                .await
-                .map_err(|e| transport_error(format!("{what}: {e}")))?;
+            let h2 = connected.http2 || (!target.secure && self.options.h2c);
             let kill = CancellationToken::new();
             let killed = kill.clone();
+            let handshake_failed = |e: hyper::Error| transport_error(format!("{what}: {e}"));
+            let (sender, conn): (SendRequest, BoxFuture<Result<(), hyper::Error>>) = if h2 {
+                #[cfg(feature = "http2")]
+                {
+                    let (sender, conn) = hyper::client::conn::http2::Builder::new(
+                        crate::hyper_io::RuntimeExecutor(self.rt.clone()),
+                    )
+                    .timer(crate::hyper_io::RuntimeTimer::new(self.rt.clone()))
+                    .handshake::<_, Body>(connected.io)
+                    .await
+                    .map_err(handshake_failed)?;
+                    (SendRequest::H2(sender), Box::pin(conn))
+                }
+                #[cfg(not(feature = "http2"))]
+                {
+                    return Err(transport_error(format!(
+                        "{what}: the server chose HTTP/2, which needs the feature `http2`"
+                    )));
+                }
+            } else {
+                let (sender, conn) = http1::handshake::<_, Body>(connected.io)
+                    .await
+                    .map_err(handshake_failed)?;
+                (SendRequest::H1(sender), Box::pin(conn))
+            };
             self.rt.spawn(Box::pin(async move {
-                match select(Box::pin(conn), killed.cancelled()).await {
+                match select(conn, killed.cancelled()).await {
                     Either::Left((Err(e), _)) => {
                         tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
                     }
@@ -500,21 +578,46 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         .await
     }
 
-    fn pooled(&self, key: &HostPort) -> Option<(SendRequest<Body>, Kill)> {
+    /// An idle HTTP/1.1 connection to `key` (taken out of the pool), or the HTTP/2 one (a
+    /// clone of its sender: it stays in the pool for every exchange, which cannot end it).
+    fn pooled(&self, key: &HostPort) -> Option<(SendRequest, Kill)> {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(pos) = pool.iter().rposition(|(k, _, _)| k == key) {
+            #[cfg(feature = "http2")]
+            if let Some((_, SendRequest::H2(sender), _)) = pool.get(pos) {
+                if !sender.is_closed() {
+                    return Some((SendRequest::H2(sender.clone()), Kill(None)));
+                }
+                pool.swap_remove(pos);
+                continue;
+            }
             let (_, mut sender, kill) = pool.swap_remove(pos);
             let kill = Kill(Some(kill));
-            if let Some(Ok(())) = sender.ready().now_or_never() {
+            if sender.ready_now() {
                 return Some((sender, kill));
             }
         }
         None
     }
 
+    /// Keeps a new HTTP/2 connection in the pool from its start (every exchange shares it);
+    /// the returned sender is the exchange's, with no kill switch of its own.
+    #[cfg(feature = "http2")]
+    fn share_h2(&self, key: &HostPort, sender: SendRequest, kill: Kill) -> (SendRequest, Kill) {
+        let SendRequest::H2(h2) = sender else {
+            return (sender, kill);
+        };
+        if let Some(token) = kill.disarm() {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.push((key.clone(), SendRequest::H2(h2.clone()), token));
+        }
+        (SendRequest::H2(h2), Kill(None))
+    }
+
     fn release(&self, lease: Lease) {
         let Lease { key, sender, kill } = lease;
-        if sender.is_closed() || self.shutdown.is_cancelled() {
+        // An HTTP/2 connection never left the pool.
+        if sender.is_h2() || sender.is_closed() || self.shutdown.is_cancelled() {
             return;
         }
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -587,9 +690,18 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                 Some(s) => s,
                 None => {
                     fresh = true;
-                    self.connect(target).await?
+                    let (sender, kill) = self.connect(target).await?;
+                    #[cfg(feature = "http2")]
+                    let (sender, kill) = self.share_h2(&key, sender, kill);
+                    (sender, kill)
                 }
             };
+            if sender.is_h2() {
+                // HTTP/2 requests carry `:scheme` and `:authority`: the absolute form.
+                if let Ok(uri) = target.absolute().parse() {
+                    *req.uri_mut() = uri;
+                }
+            }
             let sent = self
                 .timed(timeout, what, async {
                     Ok(sender.try_send_request(req).await)
