@@ -181,6 +181,8 @@
 //! | `http-client` | no      | `connect_http`, `connect_sse`, `connect_http_auto`, `TcpConnector`; hyper's client, `url` |
 //! | `oauth`       | no      | OAuth 2.1 for the HTTP client (`HttpClientOptions::oauth`); implies `http-client` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
+//! | `tls`         | no      | TLS on rustls (`ring`): `https://` and `wss://` clients (`HttpClientOptions::tls`, `connect_ws_tls`), `serve_http_tls`, `serve_ws_tls`, `TlsClientConfig`, `TlsServerConfig` (`mcp-service/tls`) |
+//! | `http2`       | no      | HTTP/2 on the HTTP server (ALPN `h2` over TLS, prior-knowledge h2c, beside HTTP/1.1) and client (ALPN `h2`, `HttpClientOptions::http2_prior_knowledge`) (`mcp-service/http2`) |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
 //! | `schemars`    | no      | tool schemas derived from the argument and result types (`ServerBuilder::typed_tool`; `mcp-service/schemars`) |
 //! | `macros`      | no      | `#[tool]`, `#[prompt]`, `#[router]` (the `mcp-macros` crate): tools and prompts from async fns and impl blocks; implies `schemars` |
@@ -234,6 +236,12 @@ pub use mcp_service::driver::{serve_stdio, stdio_stream};
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 #[cfg(feature = "http-server")]
 pub use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
+#[cfg(feature = "tls")]
+pub use mcp_service::tls::{TlsClientConfig, TlsServerConfig};
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use mcp_service::driver::serve_http_tls;
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use mcp_service::driver::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{
