@@ -446,18 +446,44 @@ where
     Ok((tls, h2))
 }
 
+/// A TLS error's cause in words (a refused certificate, a peer's alert, a peer not speaking
+/// TLS).
+pub(crate) fn describe_rustls(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidCertificate(c) => describe_certificate(c),
+        rustls::Error::AlertReceived(alert) => format!(
+            "the peer refused the TLS connection (alert {alert:?}{})",
+            match alert {
+                rustls::AlertDescription::CertificateRequired =>
+                    ": the server requires a client certificate",
+                rustls::AlertDescription::UnknownCA | rustls::AlertDescription::BadCertificate =>
+                    ": the server does not accept the client certificate",
+                _ => "",
+            }
+        ),
+        rustls::Error::InvalidMessage(_) => format!("the peer does not speak TLS ({e})"),
+        other => other.to_string(),
+    }
+}
+
+/// What the alert named in an error's text means for a client, if it is one it can act on.
+pub(crate) fn alert_meaning(text: &str) -> Option<&'static str> {
+    if text.contains("CertificateRequired") {
+        Some("the server requires a client certificate")
+    } else if text.contains("UnknownCA") || text.contains("BadCertificate") {
+        Some("the server does not accept the client certificate")
+    } else if text.contains("CertificateExpired") {
+        Some("the server finds the client certificate expired")
+    } else {
+        None
+    }
+}
+
 /// `e` (from a handshake) with a message naming the cause, for `what`.
 fn describe(e: io::Error, what: &str) -> io::Error {
     let kind = e.kind();
     let cause = match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(c)) => describe_certificate(c),
-        Some(rustls::Error::AlertReceived(alert)) => {
-            format!("the peer refused the handshake (alert {alert:?})")
-        }
-        Some(rustls::Error::InvalidMessage(_)) => {
-            format!("the peer does not speak TLS ({e})")
-        }
-        Some(other) => other.to_string(),
+        Some(tls) => describe_rustls(tls),
         None if kind == io::ErrorKind::UnexpectedEof => {
             "the peer closed the connection during the handshake (does it speak TLS?)".to_owned()
         }
@@ -472,7 +498,7 @@ fn describe_certificate(c: &rustls::CertificateError) -> String {
         C::UnknownIssuer => "certificate signed by an unknown authority (UnknownIssuer): \
                              trust its CA (a `--ca` file, `TlsClientConfig::add_ca_pem`)"
             .to_owned(),
-        C::Expired | C::ExpiredContext { .. } => format!("certificate expired: {c}"),
+        C::Expired | C::ExpiredContext { .. } => c.to_string(),
         C::NotValidForName | C::NotValidForNameContext { .. } => c.to_string(),
         other => format!("invalid peer certificate: {other}"),
     }

@@ -171,6 +171,110 @@ impl Drop for Kill {
     }
 }
 
+/// How a client connection ended: set by its task when hyper's connection future fails.
+#[derive(Clone, Default)]
+struct ConnEnd {
+    ended: CancellationToken,
+    reason: Arc<Mutex<Option<String>>>,
+}
+
+impl ConnEnd {
+    fn record(&self, e: &hyper::Error) {
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            reason = format!("{reason}: {s}");
+            source = s.source();
+        }
+        self.record_text(reason);
+    }
+
+    /// The first IO error of the connection (what hyper may report only as "canceled").
+    fn record_io(&self, e: &std::io::Error) {
+        self.record_text(e.to_string());
+    }
+
+    fn record_text(&self, mut reason: String) {
+        // rustls reports an alert after the handshake (a refused client certificate, in
+        // TLS 1.3) as text: say what it means.
+        #[cfg(feature = "tls")]
+        if let Some(meaning) = crate::tls::alert_meaning(&reason) {
+            reason = format!("{reason} ({meaning})");
+        }
+        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(reason);
+        }
+    }
+
+    /// The reason, once the connection's task ended (waiting for it a little: the request
+    /// learns of the end first).
+    async fn reason<R: Runtime, C>(&self, io: &Io<R, C>) -> Option<String> {
+        let wait = io.rt.sleep_until(io.rt.now() + Duration::from_secs(1));
+        let _ = select(Box::pin(self.ended.cancelled()), wait).await;
+        self.reason.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// A client connection's IO, recording its first error in its [`ConnEnd`].
+struct Recording<I> {
+    inner: I,
+    end: ConnEnd,
+}
+
+impl<I> Recording<I> {
+    fn seen<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        if let Poll::Ready(Err(e)) = &r {
+            self.end.record_io(e);
+        }
+        r
+    }
+}
+
+impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for Recording<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        self.seen(r)
+    }
+}
+
+impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for Recording<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.seen(r)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.seen(r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.seen(r)
+    }
+}
+
 /// The HTTP client under a connection: the policy and the exchanges it asked for.
 pub(super) struct HttpWire<R: Runtime, C: Connector> {
     io: Arc<Io<R, C>>,
@@ -519,7 +623,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         }
     }
 
-    async fn connect(&self, target: &Target) -> Result<(SendRequest, Kill), Error> {
+    async fn connect(&self, target: &Target) -> Result<(SendRequest, Kill, ConnEnd), Error> {
         let what = format!("connecting to {}", target.url);
         self.timed(self.options.connect_timeout, &what, async {
             let mut to = Destination::new(target.host.clone(), target.port);
@@ -535,6 +639,11 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                 .await
                 .map_err(|e| transport_error(format!("{what}: {e}")).with_source(e))?;
             let h2 = connected.http2 || (!target.secure && self.options.h2c);
+            let end = ConnEnd::default();
+            let io = Recording {
+                inner: connected.io,
+                end: end.clone(),
+            };
             let kill = CancellationToken::new();
             let killed = kill.clone();
             let handshake_failed = |e: hyper::Error| transport_error(format!("{what}: {e}"));
@@ -545,7 +654,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                         crate::hyper_io::RuntimeExecutor(self.rt.clone()),
                     )
                     .timer(crate::hyper_io::RuntimeTimer::new(self.rt.clone()))
-                    .handshake::<_, Body>(connected.io)
+                    .handshake::<_, Body>(io)
                     .await
                     .map_err(handshake_failed)?;
                     (SendRequest::H2(sender), Box::pin(conn))
@@ -557,23 +666,26 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                     )));
                 }
             } else {
-                let (sender, conn) = http1::handshake::<_, Body>(connected.io)
+                let (sender, conn) = http1::handshake::<_, Body>(io)
                     .await
                     .map_err(handshake_failed)?;
                 (SendRequest::H1(sender), Box::pin(conn))
             };
+            let ended = end.clone();
             self.rt.spawn(Box::pin(async move {
                 match select(conn, killed.cancelled()).await {
                     Either::Left((Err(e), _)) => {
                         tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
+                        ended.record(&e);
                     }
                     Either::Left((Ok(()), _)) => {}
                     Either::Right(_) => {
                         tracing::debug!(target: "mcp", "HTTP client connection closed: its exchange was given up");
                     }
                 }
+                ended.ended.cancel();
             }));
-            Ok((sender, Kill(Some(kill))))
+            Ok((sender, Kill(Some(kill)), end))
         })
         .await
     }
@@ -684,13 +796,13 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         let key = target.key();
         // A pooled connection the server closed meanwhile hands the request back unsent:
         // retry it on a fresh connection.
-        let mut fresh = false;
+        let mut fresh = None;
         loop {
             let (mut sender, kill) = match self.pooled(&key) {
                 Some(s) => s,
                 None => {
-                    fresh = true;
-                    let (sender, kill) = self.connect(target).await?;
+                    let (sender, kill, end) = self.connect(target).await?;
+                    fresh = Some(end);
                     #[cfg(feature = "http2")]
                     let (sender, kill) = self.share_h2(&key, sender, kill);
                     (sender, kill)
@@ -710,9 +822,21 @@ impl<R: Runtime, C: Connector> Io<R, C> {
             match sent {
                 Ok(resp) => return Ok((resp, Lease { key, sender, kill })),
                 Err(mut e) => match e.take_message() {
-                    Some(r) if !fresh => req = r,
+                    Some(r) if fresh.is_none() => req = r,
                     _ => {
-                        return Err(transport_error(format!("{what}: {}", e.into_error())));
+                        let mut msg = format!("{what}: {}", e.into_error());
+                        // A new connection that failed its first request: what ended it (a
+                        // TLS alert after the handshake, such as a refused client
+                        // certificate) says more than hyper's "canceled".
+                        if let Some(end) = &fresh
+                            && let Some(reason) = end.reason(self).await
+                        {
+                            msg = format!("{what}: the connection failed: {reason}");
+                        }
+                        if !target.secure && msg.contains("invalid HTTP version") {
+                            msg.push_str(" (does the server speak TLS? an https:// URL)");
+                        }
+                        return Err(transport_error(msg));
                     }
                 },
             }

@@ -404,9 +404,12 @@ pub async fn client_certificates<D: Listen>(rt: D) {
             check_calls(&client, if h2 { "HTTP/2.0" } else { "HTTP/1.1" }).await;
             client.shutdown().await;
         }
-        let anonymous = HttpClientOptions::new().tls(pki.client());
-        let e = connect_https(&rt, &url, anonymous).await.unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+        for h2 in [false, true] {
+            let anonymous = HttpClientOptions::new().tls(pki.client()).http2(h2);
+            let e = connect_https(&rt, &url, anonymous).await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+            assert!(e.message().contains("the server requires a client certificate"), "{e}");
+        }
         let foreign = pki
             .client()
             .client_certificate_pem(other_cert.as_bytes(), other_key.as_bytes())
@@ -415,6 +418,7 @@ pub async fn client_certificates<D: Listen>(rt: D) {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+        assert!(e.message().contains("the server does not accept the client certificate"), "{e}");
         let url = format!("https://localhost:{optional_port}/mcp");
         let client = connect_https(&rt, &url, HttpClientOptions::new().tls(pki.client()))
             .await
@@ -481,6 +485,7 @@ pub async fn plain_and_tls_mismatches_fail_cleanly<D: Listen>(rt: D) {
         let url = format!("http://localhost:{tls_port}/mcp");
         let e = connect_https(&rt, &url, HttpClientOptions::new()).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+        assert!(e.message().contains("TLS"), "{e}");
         let url = format!("https://localhost:{plain_port}/mcp");
         let e = connect_https(&rt, &url, HttpClientOptions::new().tls(pki.client()))
             .await
