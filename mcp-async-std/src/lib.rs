@@ -219,6 +219,8 @@ mod stdio;
 
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use mcp_service::driver::serve_http_tls;
 #[cfg(feature = "child")]
 pub use mcp_service::driver::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use mcp_service::driver::{
@@ -228,6 +230,8 @@ pub use mcp_service::driver::{
 pub use mcp_service::driver::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "ws")]
 pub use mcp_service::driver::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use mcp_service::driver::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "http-server")]
 pub use mcp_service::driver::{serve_http, serve_http_with};
 #[cfg(feature = "stdio")]
@@ -238,10 +242,6 @@ pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 pub use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
 #[cfg(feature = "tls")]
 pub use mcp_service::tls::{TlsClientConfig, TlsServerConfig};
-#[cfg(all(feature = "http-server", feature = "tls"))]
-pub use mcp_service::driver::serve_http_tls;
-#[cfg(all(feature = "ws", feature = "tls"))]
-pub use mcp_service::driver::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{

@@ -116,7 +116,8 @@ impl Default for TlsClientConfig {
         static DEFAULT: OnceLock<TlsClientConfig> = OnceLock::new();
         DEFAULT
             .get_or_init(|| {
-                let roots = RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+                let roots =
+                    RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
                 TlsClientConfig::with_roots(roots)
             })
             .clone()
@@ -202,9 +203,15 @@ impl TlsClientConfig {
     /// # Errors
     /// [`ErrorKind::InvalidParams`] for PEM without a certificate or key, a key rustls cannot
     /// use, or a key that does not match the certificate.
-    pub fn client_certificate_pem(mut self, chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, Error> {
+    pub fn client_certificate_pem(
+        mut self,
+        chain_pem: &[u8],
+        key_pem: &[u8],
+    ) -> Result<Self, Error> {
         if self.custom.is_some() {
-            return Err(bad("a rustls configuration of your own has its own client certificate"));
+            return Err(bad(
+                "a rustls configuration of your own has its own client certificate",
+            ));
         }
         self.identity = Some(Identity {
             chain: certs_from_pem(chain_pem, "client certificate")?,
@@ -283,7 +290,10 @@ pub struct TlsServerConfig {
 impl fmt::Debug for TlsServerConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TlsServerConfig")
-            .field("client_auth", &self.clients.as_ref().map(|(_, required)| *required))
+            .field(
+                "client_auth",
+                &self.clients.as_ref().map(|(_, required)| *required),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -337,7 +347,9 @@ impl TlsServerConfig {
     /// use as a trust anchor, or a configuration made by [`from_rustls`](Self::from_rustls).
     pub fn client_auth_pem(mut self, ca_pem: &[u8], required: bool) -> Result<Self, Error> {
         if self.identity.is_none() {
-            return Err(bad("a rustls configuration of your own has its own client verifier"));
+            return Err(bad(
+                "a rustls configuration of your own has its own client verifier",
+            ));
         }
         let mut roots = RootCertStore::empty();
         for cert in certs_from_pem(ca_pem, "client CA certificates")? {
@@ -467,6 +479,7 @@ pub(crate) fn describe_rustls(e: &rustls::Error) -> String {
 }
 
 /// What the alert named in an error's text means for a client, if it is one it can act on.
+#[cfg(feature = "http-client")]
 pub(crate) fn alert_meaning(text: &str) -> Option<&'static str> {
     if text.contains("CertificateRequired") {
         Some("the server requires a client certificate")

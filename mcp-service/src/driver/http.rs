@@ -14,7 +14,9 @@ use super::Driver;
 #[cfg(feature = "http-server")]
 use crate::Server;
 #[cfg(feature = "http-client")]
-use crate::http_client::{self, Connected, Connector, Destination, HttpClientOptions, HttpTransport};
+use crate::http_client::{
+    self, Connected, Connector, Destination, HttpClientOptions, HttpTransport,
+};
 #[cfg(feature = "http-client")]
 use crate::runtime::BoxFuture;
 #[cfg(feature = "http-client")]

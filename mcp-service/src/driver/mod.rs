@@ -45,18 +45,18 @@ mod ws;
 pub use child::{
     ChildClient, ChildStdio, Process, ProcessDriver, StderrCapture, StderrMode, spawn, spawn_with,
 };
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use http::serve_http_tls;
 #[cfg(feature = "http-client")]
 pub use http::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "http-server")]
 pub use http::{serve_http, serve_http_with};
-#[cfg(all(feature = "http-server", feature = "tls"))]
-pub use http::serve_http_tls;
-#[cfg(all(feature = "ws", feature = "tls"))]
-pub use ws::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "stdio")]
 pub use stdio::{StdioDriver, serve_stdio, stdio_stream};
 #[cfg(feature = "ws")]
 pub use ws::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use ws::{connect_ws_tls, serve_ws_tls};
 
 /// A stream of accepted TCP connections, with the peer's address.
 pub type Incoming<S> = Pin<Box<dyn Stream<Item = io::Result<(S, SocketAddr)>> + Send>>;

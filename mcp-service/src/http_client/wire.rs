@@ -194,13 +194,14 @@ impl ConnEnd {
         self.record_text(e.to_string());
     }
 
-    fn record_text(&self, mut reason: String) {
+    fn record_text(&self, reason: String) {
         // rustls reports an alert after the handshake (a refused client certificate, in
         // TLS 1.3) as text: say what it means.
         #[cfg(feature = "tls")]
-        if let Some(meaning) = crate::tls::alert_meaning(&reason) {
-            reason = format!("{reason} ({meaning})");
-        }
+        let reason = match crate::tls::alert_meaning(&reason) {
+            Some(meaning) => format!("{reason} ({meaning})"),
+            None => reason,
+        };
         let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
             *slot = Some(reason);
@@ -212,7 +213,10 @@ impl ConnEnd {
     async fn reason<R: Runtime, C>(&self, io: &Io<R, C>) -> Option<String> {
         let wait = io.rt.sleep_until(io.rt.now() + Duration::from_secs(1));
         let _ = select(Box::pin(self.ended.cancelled()), wait).await;
-        self.reason.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 

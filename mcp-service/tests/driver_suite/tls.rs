@@ -113,10 +113,18 @@ fn leaf(
 impl Pki {
     fn new() -> Pki {
         let (ca_pem, issuer) = ca("mcp test CA");
-        let (server_cert, server_key) =
-            leaf(&issuer, &["localhost"], ExtendedKeyUsagePurpose::ServerAuth, |_| {});
-        let (client_cert, client_key) =
-            leaf(&issuer, &["client"], ExtendedKeyUsagePurpose::ClientAuth, |_| {});
+        let (server_cert, server_key) = leaf(
+            &issuer,
+            &["localhost"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+            |_| {},
+        );
+        let (client_cert, client_key) = leaf(
+            &issuer,
+            &["client"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+            |_| {},
+        );
         Pki {
             ca_pem,
             server_cert,
@@ -174,8 +182,9 @@ fn text(result: &mcp_service::schema::CallToolResult) -> String {
 /// `fut` within [`LIMIT`], on `rt`'s clock.
 async fn bounded<D: Driver, T>(rt: &D, fut: impl std::future::Future<Output = T>) -> T {
     let micros = u64::try_from(LIMIT.as_micros()).unwrap();
-    let sleep: BoxFuture<()> =
-        rt.sleep_until(mcp_proto::Instant::from_micros(rt.now().as_micros() + micros));
+    let sleep: BoxFuture<()> = rt.sleep_until(mcp_proto::Instant::from_micros(
+        rt.now().as_micros() + micros,
+    ));
     match select(std::pin::pin!(fut), sleep).await {
         Either::Left((v, _)) => v,
         Either::Right(_) => panic!("the scenario did not finish within {LIMIT:?}"),
@@ -226,7 +235,11 @@ async fn check_calls(client: &Client, version: &str) {
     }
 }
 
-async fn connect_https<D: Driver>(rt: &D, url: &str, http: HttpClientOptions) -> Result<Client, Error> {
+async fn connect_https<D: Driver>(
+    rt: &D,
+    url: &str,
+    http: HttpClientOptions,
+) -> Result<Client, Error> {
     driver::connect_http(rt.clone(), url, ClientOptions::default(), http).await
 }
 
@@ -288,7 +301,9 @@ pub async fn h2c_prior_knowledge<D: Listen>(rt: D) {
         let client = connect_https(&rt, &url, h2c).await.unwrap();
         check_calls(&client, "HTTP/2.0").await;
         client.shutdown().await;
-        let client = connect_https(&rt, &url, HttpClientOptions::new()).await.unwrap();
+        let client = connect_https(&rt, &url, HttpClientOptions::new())
+            .await
+            .unwrap();
         check_calls(&client, "HTTP/1.1").await;
         client.shutdown().await;
     })
@@ -351,9 +366,10 @@ pub async fn wss_websocket<D: Listen>(rt: D) {
     }));
     bounded(&rt, async {
         let url = format!("wss://localhost:{port}/ws");
-        let client = driver::connect_ws_tls(rt.clone(), &url, ClientOptions::default(), &pki.client())
-            .await
-            .unwrap();
+        let client =
+            driver::connect_ws_tls(rt.clone(), &url, ClientOptions::default(), &pki.client())
+                .await
+                .unwrap();
         let c = client.call_tool("count", json!({"n": 2})).await.unwrap();
         assert_eq!(text(&c), "counted to 2");
         let v = client.call_tool("version", json!({})).await.unwrap();
@@ -390,8 +406,12 @@ pub async fn client_certificates<D: Listen>(rt: D) {
         .unwrap();
     let optional_port = serve_https(&rt, Some(optional), HttpServerOptions::default(), false);
     let (_, other_ca) = ca("another CA");
-    let (other_cert, other_key) =
-        leaf(&other_ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth, |_| {});
+    let (other_cert, other_key) = leaf(
+        &other_ca,
+        &["client"],
+        ExtendedKeyUsagePurpose::ClientAuth,
+        |_| {},
+    );
     bounded(&rt, async {
         let url = format!("https://localhost:{port}/mcp");
         for h2 in [false, true] {
@@ -408,7 +428,11 @@ pub async fn client_certificates<D: Listen>(rt: D) {
             let anonymous = HttpClientOptions::new().tls(pki.client()).http2(h2);
             let e = connect_https(&rt, &url, anonymous).await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
-            assert!(e.message().contains("the server requires a client certificate"), "{e}");
+            assert!(
+                e.message()
+                    .contains("the server requires a client certificate"),
+                "{e}"
+            );
         }
         let foreign = pki
             .client()
@@ -418,7 +442,11 @@ pub async fn client_certificates<D: Listen>(rt: D) {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
-        assert!(e.message().contains("the server does not accept the client certificate"), "{e}");
+        assert!(
+            e.message()
+                .contains("the server does not accept the client certificate"),
+            "{e}"
+        );
         let url = format!("https://localhost:{optional_port}/mcp");
         let client = connect_https(&rt, &url, HttpClientOptions::new().tls(pki.client()))
             .await
@@ -434,9 +462,12 @@ async fn refused<D: Listen>(rt: &D, pki: &Pki, cert: &str, key: &str) -> Error {
     let tls = TlsServerConfig::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
     let port = serve_https(rt, Some(tls), HttpServerOptions::default(), false);
     let url = format!("https://localhost:{port}/mcp");
-    let e = bounded(rt, connect_https(rt, &url, HttpClientOptions::new().tls(pki.client())))
-        .await
-        .unwrap_err();
+    let e = bounded(
+        rt,
+        connect_https(rt, &url, HttpClientOptions::new().tls(pki.client())),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
     e
 }
@@ -451,17 +482,25 @@ pub async fn wrong_name_is_refused<D: Listen>(rt: D) {
         |p| p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth],
     );
     let e = refused(&rt, &pki, &cert, &key).await;
-    assert!(e.message().contains("certificate not valid for name"), "{e}");
+    assert!(
+        e.message().contains("certificate not valid for name"),
+        "{e}"
+    );
     assert!(e.message().contains("localhost"), "{e}");
 }
 
 /// An expired certificate fails the connection, saying so.
 pub async fn expired_is_refused<D: Listen>(rt: D) {
     let pki = Pki::new();
-    let (cert, key) = leaf(&pki.issuer, &["localhost"], ExtendedKeyUsagePurpose::ServerAuth, |p| {
-        p.not_before = rcgen::date_time_ymd(2020, 1, 1);
-        p.not_after = rcgen::date_time_ymd(2021, 1, 1);
-    });
+    let (cert, key) = leaf(
+        &pki.issuer,
+        &["localhost"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        |p| {
+            p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+            p.not_after = rcgen::date_time_ymd(2021, 1, 1);
+        },
+    );
     let e = refused(&rt, &pki, &cert, &key).await;
     assert!(e.message().contains("certificate expired"), "{e}");
 }
@@ -470,7 +509,12 @@ pub async fn expired_is_refused<D: Listen>(rt: D) {
 pub async fn unknown_ca_is_refused<D: Listen>(rt: D) {
     let pki = Pki::new();
     let (_, other) = ca("untrusted CA");
-    let (cert, key) = leaf(&other, &["localhost"], ExtendedKeyUsagePurpose::ServerAuth, |_| {});
+    let (cert, key) = leaf(
+        &other,
+        &["localhost"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        |_| {},
+    );
     let e = refused(&rt, &pki, &cert, &key).await;
     assert!(e.message().contains("unknown authority"), "{e}");
 }
@@ -483,7 +527,9 @@ pub async fn plain_and_tls_mismatches_fail_cleanly<D: Listen>(rt: D) {
     let plain_port = serve_https(&rt, None, HttpServerOptions::default(), false);
     bounded(&rt, async {
         let url = format!("http://localhost:{tls_port}/mcp");
-        let e = connect_https(&rt, &url, HttpClientOptions::new()).await.unwrap_err();
+        let e = connect_https(&rt, &url, HttpClientOptions::new())
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
         assert!(e.message().contains("TLS"), "{e}");
         let url = format!("https://localhost:{plain_port}/mcp");
