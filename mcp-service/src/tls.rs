@@ -7,7 +7,21 @@
 //! `https://` URLs, the WebSocket client to `wss://` ones; `serve_http_tls` and `serve_ws_tls`
 //! (in [`driver`](crate::driver)) serve over TLS. Certificates are verified with webpki
 //! against the roots of the configuration (by default Mozilla's, from `webpki-roots`), with
-//! the server name checked against the URL's host. Cryptography is rustls' `ring` provider.
+//! the server name checked against the URL's host.
+//!
+//! # The crypto provider
+//!
+//! This crate names no rustls crypto provider (so that no C build step comes with it, and an
+//! application picks `ring`, `aws-lc-rs` or another): the configurations use the provider
+//! given with `with_provider`, else the process's default one. Install one once at startup,
+//! e.g. with rustls' `ring` feature in your own `Cargo.toml`
+//! (`rustls = { version = "0.23", default-features = false, features = ["ring"] }`):
+//!
+//! ```ignore
+//! let _ = rustls::crypto::ring::default_provider().install_default();
+//! ```
+//!
+//! Without one, building a configuration fails with an error saying so.
 //!
 //! ```
 //! use mcp_service::tls::TlsClientConfig;
@@ -30,6 +44,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures_io::{AsyncRead, AsyncWrite};
 use mcp_proto::{Error, ErrorKind};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
@@ -46,12 +61,29 @@ pub const ALPN_H2: &[u8] = b"h2";
 /// The ALPN name of HTTP/1.1.
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
+/// `[HTTP/1.1 only, h2 then HTTP/1.1]`.
+const ALPNS: [&[&[u8]]; 2] = [&[ALPN_HTTP1], &[ALPN_H2, ALPN_HTTP1]];
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
+}
+
+/// `explicit`, else the process's default provider.
+fn provider(explicit: Option<&Arc<CryptoProvider>>) -> Result<Arc<CryptoProvider>, Error> {
+    explicit
+        .cloned()
+        .or_else(|| CryptoProvider::get_default().cloned())
+        .ok_or_else(|| {
+            bad(
+                "TLS needs a rustls crypto provider: install one at startup (with rustls' \
+                 `ring` feature: `rustls::crypto::ring::default_provider().install_default()`) \
+                 or give one with `with_provider`",
+            )
+        })
+}
+
+fn alpn(config: &mut Vec<Vec<u8>>, protocols: &[&[u8]]) {
+    *config = protocols.iter().map(|p| p.to_vec()).collect();
 }
 
 fn certs_from_pem(pem: &[u8], what: &str) -> Result<Vec<CertificateDer<'static>>, Error> {
@@ -84,20 +116,24 @@ impl Clone for Identity {
     }
 }
 
+/// Configurations built once, on first use, for both ALPN lists (or the reason they cannot
+/// be).
+type Built<C> = Arc<OnceLock<Result<[Arc<C>; 2], Error>>>;
+
 /// The TLS policy of a client: which roots are trusted (by default the `webpki-roots`
-/// bundle), extra CAs, an optional client certificate (mutual TLS), and whether HTTP/2 is
-/// offered by ALPN (with the feature `http2`). Cheap to clone.
+/// bundle), extra CAs, an optional client certificate (mutual TLS), and the crypto provider
+/// (by default the process's, see the [module](self)). Cheap to clone.
 ///
-/// Each builder method checks its input at once and rebuilds the rustls configuration, so a
-/// configuration that exists is one connections can use.
+/// The rustls configuration is built on first use and kept: a configuration that cannot be
+/// built (no provider, a key the provider cannot use) fails each connection with the reason.
 #[derive(Clone)]
 pub struct TlsClientConfig {
     roots: Arc<RootCertStore>,
     identity: Option<Identity>,
+    provider: Option<Arc<CryptoProvider>>,
     /// Used as is (its roots and certificate), ALPN set per connection.
     custom: Option<Arc<ClientConfig>>,
-    /// `[HTTP/1.1 only, h2 then HTTP/1.1]`.
-    built: [Arc<ClientConfig>; 2],
+    built: Built<ClientConfig>,
 }
 
 impl fmt::Debug for TlsClientConfig {
@@ -111,16 +147,16 @@ impl fmt::Debug for TlsClientConfig {
 }
 
 impl Default for TlsClientConfig {
-    /// The `webpki-roots` bundle, no client certificate (built once per process).
+    /// The `webpki-roots` bundle, no client certificate, the process's provider (the bundle
+    /// is parsed once per process).
     fn default() -> Self {
-        static DEFAULT: OnceLock<TlsClientConfig> = OnceLock::new();
-        DEFAULT
-            .get_or_init(|| {
-                let roots =
-                    RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-                TlsClientConfig::with_roots(roots)
-            })
-            .clone()
+        static ROOTS: OnceLock<Arc<RootCertStore>> = OnceLock::new();
+        let roots = ROOTS.get_or_init(|| {
+            Arc::new(RootCertStore::from_iter(
+                webpki_roots::TLS_SERVER_ROOTS.iter().cloned(),
+            ))
+        });
+        TlsClientConfig::with_roots(roots.clone())
     }
 }
 
@@ -132,37 +168,32 @@ impl TlsClientConfig {
 
     /// Trusts no root at all: add the CAs to trust with [`add_ca_pem`](Self::add_ca_pem).
     pub fn without_default_roots() -> Self {
-        Self::with_roots(RootCertStore::empty())
+        Self::with_roots(Arc::new(RootCertStore::empty()))
     }
 
-    fn with_roots(roots: RootCertStore) -> Self {
-        let roots = Arc::new(roots);
-        let built = [
-            build_client(&roots, &[ALPN_HTTP1]),
-            build_client(&roots, &[ALPN_H2, ALPN_HTTP1]),
-        ];
+    fn with_roots(roots: Arc<RootCertStore>) -> Self {
         TlsClientConfig {
             roots,
             identity: None,
+            provider: None,
             custom: None,
-            built,
+            built: Built::default(),
         }
     }
 
-    /// A configuration of your own (roots, verifier, client certificate, …), used as is but
-    /// for its ALPN protocols, which are set per connection.
+    /// A configuration of your own (roots, verifier, client certificate, provider, …), used
+    /// as is but for its ALPN protocols, which are set per connection.
     pub fn from_rustls(config: Arc<ClientConfig>) -> Self {
-        let with = |alpn: &[&[u8]]| {
-            let mut c = (*config).clone();
-            c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-            Arc::new(c)
-        };
-        TlsClientConfig {
-            roots: Arc::new(RootCertStore::empty()),
-            identity: None,
-            built: [with(&[ALPN_HTTP1]), with(&[ALPN_H2, ALPN_HTTP1])],
-            custom: Some(config),
-        }
+        let mut c = Self::without_default_roots();
+        c.custom = Some(config);
+        c
+    }
+
+    /// Uses `provider` instead of the process's default one.
+    pub fn with_provider(mut self, provider: Arc<CryptoProvider>) -> Self {
+        self.provider = Some(provider);
+        self.built = Built::default();
+        self
     }
 
     /// Also trusts every certificate in `pem` (one or more `CERTIFICATE` blocks) as a root.
@@ -194,15 +225,17 @@ impl TlsClientConfig {
                 .map_err(|e| bad(format!("CA certificate not usable as a root: {e}")))?;
         }
         self.roots = Arc::new(roots);
-        self.rebuild()
+        self.built = Built::default();
+        Ok(self)
     }
 
     /// Presents this certificate chain (`pem`: the leaf first) and private key (PKCS#8,
     /// PKCS#1 or SEC1 PEM) to servers that ask for a client certificate.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidParams`] for PEM without a certificate or key, a key rustls cannot
-    /// use, or a key that does not match the certificate.
+    /// [`ErrorKind::InvalidParams`] for PEM without a certificate or key; with a provider
+    /// at hand (given, or the process's), also for a key it cannot use or that does not
+    /// match the certificate (else that error comes with the first connection).
     pub fn client_certificate_pem(
         mut self,
         chain_pem: &[u8],
@@ -217,73 +250,61 @@ impl TlsClientConfig {
             chain: certs_from_pem(chain_pem, "client certificate")?,
             key: key_from_pem(key_pem, "client key")?,
         });
-        self.rebuild()
-    }
-
-    fn rebuild(mut self) -> Result<Self, Error> {
-        let id = self.identity.as_ref();
-        self.built = [
-            build_client_with(&self.roots, id, &[ALPN_HTTP1])?,
-            build_client_with(&self.roots, id, &[ALPN_H2, ALPN_HTTP1])?,
-        ];
+        self.built = Built::default();
+        if provider(self.provider.as_ref()).is_ok() {
+            self.rustls_config(false)?;
+        }
         Ok(self)
     }
 
     /// The rustls configuration offering `h2` (then HTTP/1.1) by ALPN, or HTTP/1.1 alone.
-    pub fn rustls_config(&self, offer_h2: bool) -> Arc<ClientConfig> {
-        self.built[usize::from(offer_h2)].clone()
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`] when it cannot be built: no crypto provider, or a client
+    /// key the provider cannot use.
+    pub fn rustls_config(&self, offer_h2: bool) -> Result<Arc<ClientConfig>, Error> {
+        let built = self.built.get_or_init(|| self.build());
+        match built {
+            Ok(configs) => Ok(configs[usize::from(offer_h2)].clone()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn build(&self) -> Result<[Arc<ClientConfig>; 2], Error> {
+        let one = |protocols: &[&[u8]]| -> Result<Arc<ClientConfig>, Error> {
+            let mut config = match &self.custom {
+                Some(custom) => (**custom).clone(),
+                None => {
+                    let builder =
+                        ClientConfig::builder_with_provider(provider(self.provider.as_ref())?)
+                            .with_safe_default_protocol_versions()
+                            .map_err(|e| bad(format!("TLS configuration: {e}")))?
+                            .with_root_certificates(self.roots.clone());
+                    match &self.identity {
+                        Some(id) => builder
+                            .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+                            .map_err(|e| bad(format!("client certificate: {e}")))?,
+                        None => builder.with_no_client_auth(),
+                    }
+                }
+            };
+            alpn(&mut config.alpn_protocols, protocols);
+            Ok(Arc::new(config))
+        };
+        Ok([one(ALPNS[0])?, one(ALPNS[1])?])
     }
 }
 
-// Building fails only for a provider lacking every default protocol version; ring has
-// TLS 1.2 and 1.3.
-const RING_VERSIONS: &str = "the ring provider supports TLS 1.2 and 1.3";
-
-/// The ring provider's client configuration builder, rustls' safe default versions.
-fn client_builder() -> rustls::ConfigBuilder<ClientConfig, rustls::WantsVerifier> {
-    ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .expect(RING_VERSIONS)
-}
-
-/// The ring provider's server configuration builder, rustls' safe default versions.
-fn server_builder() -> rustls::ConfigBuilder<ServerConfig, rustls::WantsVerifier> {
-    ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .expect(RING_VERSIONS)
-}
-
-fn build_client(roots: &Arc<RootCertStore>, alpn: &[&[u8]]) -> Arc<ClientConfig> {
-    let mut config = client_builder()
-        .with_root_certificates(roots.clone())
-        .with_no_client_auth();
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    Arc::new(config)
-}
-
-fn build_client_with(
-    roots: &Arc<RootCertStore>,
-    identity: Option<&Identity>,
-    alpn: &[&[u8]],
-) -> Result<Arc<ClientConfig>, Error> {
-    let Some(id) = identity else {
-        return Ok(build_client(roots, alpn));
-    };
-    let mut config = client_builder()
-        .with_root_certificates(roots.clone())
-        .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
-        .map_err(|e| bad(format!("client certificate: {e}")))?;
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    Ok(Arc::new(config))
-}
-/// The TLS policy of a server: its certificate chain and key, and optionally which CAs sign
-/// the client certificates it asks for (mutual TLS). HTTP/2 is chosen by ALPN when the
-/// client offers it and the server serves it. Cheap to clone.
+/// The TLS policy of a server: its certificate chain and key, optionally which CAs sign the
+/// client certificates it asks for (mutual TLS), and the crypto provider (by default the
+/// process's). HTTP/2 is chosen by ALPN when the client offers it and the server serves it.
+/// Cheap to clone.
 #[derive(Clone)]
 pub struct TlsServerConfig {
     /// `[HTTP/1.1 only, h2 then HTTP/1.1]`.
     built: [Arc<ServerConfig>; 2],
     identity: Option<Identity>,
+    provider: Option<Arc<CryptoProvider>>,
     clients: Option<(Arc<RootCertStore>, bool)>,
 }
 
@@ -300,40 +321,57 @@ impl fmt::Debug for TlsServerConfig {
 
 impl TlsServerConfig {
     /// Serves the certificate chain in `chain_pem` (the leaf first, then intermediates) with
-    /// the private key in `key_pem` (PKCS#8, PKCS#1 or SEC1), asking no client certificate.
+    /// the private key in `key_pem` (PKCS#8, PKCS#1 or SEC1), asking no client certificate,
+    /// with the process's crypto provider.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidParams`] for PEM without a certificate or a key, a key rustls cannot
-    /// use, or a key that does not match the certificate.
+    /// [`ErrorKind::InvalidParams`] for PEM without a certificate or a key, a key the
+    /// provider cannot use, a key that does not match the certificate, or no provider.
     pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self, Error> {
+        Self::from_pem_with(chain_pem, key_pem, None)
+    }
+
+    /// [`from_pem`](Self::from_pem) with `provider` instead of the process's.
+    ///
+    /// # Errors
+    /// As [`from_pem`](Self::from_pem).
+    pub fn from_pem_with_provider(
+        chain_pem: &[u8],
+        key_pem: &[u8],
+        provider: Arc<CryptoProvider>,
+    ) -> Result<Self, Error> {
+        Self::from_pem_with(chain_pem, key_pem, Some(provider))
+    }
+
+    fn from_pem_with(
+        chain_pem: &[u8],
+        key_pem: &[u8],
+        provider: Option<Arc<CryptoProvider>>,
+    ) -> Result<Self, Error> {
         let identity = Identity {
             chain: certs_from_pem(chain_pem, "server certificate")?,
             key: key_from_pem(key_pem, "server key")?,
         };
-        let placeholder = Arc::new(
-            server_builder()
-                .with_no_client_auth()
-                .with_single_cert(identity.chain.clone(), identity.key.clone_key())
-                .map_err(|e| bad(format!("server certificate: {e}")))?,
-        );
-        TlsServerConfig {
-            built: [placeholder.clone(), placeholder],
+        let built = build_server(&identity, provider.as_ref(), None)?;
+        Ok(TlsServerConfig {
+            built,
             identity: Some(identity),
+            provider,
             clients: None,
-        }
-        .rebuild()
+        })
     }
 
     /// A configuration of your own, used as is but for its ALPN protocols (set per listener).
     pub fn from_rustls(config: Arc<ServerConfig>) -> Self {
-        let with = |alpn: &[&[u8]]| {
+        let with = |protocols: &[&[u8]]| {
             let mut c = (*config).clone();
-            c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+            alpn(&mut c.alpn_protocols, protocols);
             Arc::new(c)
         };
         TlsServerConfig {
-            built: [with(&[ALPN_HTTP1]), with(&[ALPN_H2, ALPN_HTTP1])],
+            built: [with(ALPNS[0]), with(ALPNS[1])],
             identity: None,
+            provider: None,
             clients: None,
         }
     }
@@ -346,52 +384,20 @@ impl TlsServerConfig {
     /// [`ErrorKind::InvalidParams`] for PEM without a certificate, a certificate webpki cannot
     /// use as a trust anchor, or a configuration made by [`from_rustls`](Self::from_rustls).
     pub fn client_auth_pem(mut self, ca_pem: &[u8], required: bool) -> Result<Self, Error> {
-        if self.identity.is_none() {
+        let Some(identity) = &self.identity else {
             return Err(bad(
                 "a rustls configuration of your own has its own client verifier",
             ));
-        }
+        };
         let mut roots = RootCertStore::empty();
         for cert in certs_from_pem(ca_pem, "client CA certificates")? {
             roots
                 .add(cert)
                 .map_err(|e| bad(format!("client CA certificate not usable as a root: {e}")))?;
         }
-        self.clients = Some((Arc::new(roots), required));
-        self.rebuild()
-    }
-
-    fn rebuild(mut self) -> Result<Self, Error> {
-        let Some(id) = &self.identity else {
-            return Ok(self);
-        };
-        let build = |alpn: &[&[u8]]| -> Result<Arc<ServerConfig>, Error> {
-            let builder = server_builder();
-            let builder = match &self.clients {
-                None => builder.with_no_client_auth(),
-                Some((roots, required)) => {
-                    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                        roots.clone(),
-                        provider(),
-                    );
-                    let verifier = if *required {
-                        verifier
-                    } else {
-                        verifier.allow_unauthenticated()
-                    };
-                    let verifier = verifier
-                        .build()
-                        .map_err(|e| bad(format!("client verifier: {e}")))?;
-                    builder.with_client_cert_verifier(verifier)
-                }
-            };
-            let mut config = builder
-                .with_single_cert(id.chain.clone(), id.key.clone_key())
-                .map_err(|e| bad(format!("server certificate: {e}")))?;
-            config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-            Ok(Arc::new(config))
-        };
-        self.built = [build(&[ALPN_HTTP1])?, build(&[ALPN_H2, ALPN_HTTP1])?];
+        let clients = (Arc::new(roots), required);
+        self.built = build_server(identity, self.provider.as_ref(), Some(&clients))?;
+        self.clients = Some(clients);
         Ok(self)
     }
 
@@ -402,13 +408,51 @@ impl TlsServerConfig {
     }
 }
 
+fn build_server(
+    id: &Identity,
+    explicit: Option<&Arc<CryptoProvider>>,
+    clients: Option<&(Arc<RootCertStore>, bool)>,
+) -> Result<[Arc<ServerConfig>; 2], Error> {
+    let provider = provider(explicit)?;
+    let one = |protocols: &[&[u8]]| -> Result<Arc<ServerConfig>, Error> {
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| bad(format!("TLS configuration: {e}")))?;
+        let builder = match clients {
+            None => builder.with_no_client_auth(),
+            Some((roots, required)) => {
+                let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                    roots.clone(),
+                    provider.clone(),
+                );
+                let verifier = if *required {
+                    verifier
+                } else {
+                    verifier.allow_unauthenticated()
+                };
+                let verifier = verifier
+                    .build()
+                    .map_err(|e| bad(format!("client verifier: {e}")))?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let mut config = builder
+            .with_single_cert(id.chain.clone(), id.key.clone_key())
+            .map_err(|e| bad(format!("server certificate: {e}")))?;
+        alpn(&mut config.alpn_protocols, protocols);
+        Ok(Arc::new(config))
+    };
+    Ok([one(ALPNS[0])?, one(ALPNS[1])?])
+}
+
 /// Runs a client's TLS handshake over `stream` with the server `host` (a DNS name, checked
 /// against the certificate, and sent as SNI; or an IP address, checked against the
 /// certificate's IP names), offering `h2` by ALPN when `offer_h2`. Returns the stream and
 /// whether the server chose `h2`.
 ///
 /// # Errors
-/// An `io::Error` whose message names the cause: an invalid host name, a certificate not
+/// An `io::Error` whose message names the cause: a configuration that cannot be built (no
+/// crypto provider), an invalid host name, a certificate not
 /// valid for the name, expired, or signed by an unknown authority, an alert from the server
 /// (one refusing the client's certificate), or a peer that does not speak TLS.
 pub async fn connect<S>(
@@ -426,7 +470,10 @@ where
             format!("TLS: {host:?} is not a valid server name: {e}"),
         )
     })?;
-    let connector = futures_rustls::TlsConnector::from(config.rustls_config(offer_h2));
+    let rustls_config = config.rustls_config(offer_h2).map_err(|e| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("TLS: {}", e.message()))
+    })?;
+    let connector = futures_rustls::TlsConnector::from(rustls_config);
     let tls = connector
         .connect(name, stream)
         .await
@@ -514,5 +561,40 @@ fn describe_certificate(c: &rustls::CertificateError) -> String {
         C::Expired | C::ExpiredContext { .. } => c.to_string(),
         C::NotValidForName | C::NotValidForNameContext { .. } => c.to_string(),
         other => format!("invalid peer certificate: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_provider_configurations_say_so() {
+        // No test of this crate's unit tests installs a process-wide provider.
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        let (chain, key) = (cert.cert.pem(), cert.signing_key.serialize_pem());
+        let e = TlsServerConfig::from_pem(chain.as_bytes(), key.as_bytes()).unwrap_err();
+        assert!(e.message().contains("crypto provider"), "{e}");
+        let client = TlsClientConfig::new().add_ca_pem(chain.as_bytes()).unwrap();
+        let e = client.rustls_config(true).unwrap_err();
+        assert!(e.message().contains("crypto provider"), "{e}");
+        // Given one, both build; the client offers h2 then HTTP/1.1, or HTTP/1.1 alone.
+        let ring = Arc::new(rustls::crypto::ring::default_provider());
+        let server =
+            TlsServerConfig::from_pem_with_provider(chain.as_bytes(), key.as_bytes(), ring.clone())
+                .unwrap();
+        assert_eq!(
+            server.rustls_config(true).alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        let client = client.with_provider(ring);
+        assert_eq!(
+            client.rustls_config(false).unwrap().alpn_protocols,
+            [b"http/1.1".to_vec()]
+        );
+        // Bad PEM is refused at once.
+        let e = TlsClientConfig::new().add_ca_pem(b"not pem").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert!(TlsServerConfig::from_pem(chain.as_bytes(), b"").is_err());
     }
 }

@@ -56,10 +56,16 @@ macro_rules! tls_tests {
         $(
             #[test]
             fn $name() {
+                super::tls::install_provider();
                 super::$run(super::tls::$name)
             }
         )*
     };
+}
+
+/// The process's rustls crypto provider (the library names none): `ring`.
+pub fn install_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Generous bound of each scenario: a hang becomes a failure, never a timed assertion.
