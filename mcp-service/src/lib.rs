@@ -86,6 +86,8 @@
 //! | `http-client` | no      | `http_client` (Streamable HTTP, legacy SSE and the probe on hyper's client), `hyper_io` |
 //! | `oauth`       | no      | `oauth` (MCP Authorization, OAuth 2.1 with PKCE) and `HttpClientOptions::oauth`; implies `http-client` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
+//! | `tls`         | no      | `tls` (rustls; the application installs the crypto provider): `https://`/`wss://` clients (`HttpClientOptions::tls`, `driver::connect_ws_tls`), `driver::serve_http_tls`, `driver::serve_ws_tls` |
+//! | `http2`       | no      | HTTP/2 on the HTTP server (ALPN `h2`, prior-knowledge h2c, beside HTTP/1.1; `HttpServerOptions::http2`) and client (ALPN `h2`, `HttpClientOptions::http2_prior_knowledge`) |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `schemars`    | no      | `ServerBuilder::typed_tool`, `typed_tool_with`, `Server::add_typed_tool`, `server::ToolOutput`: tool schemas derived from the handler's types (JSON Schema 2020-12); re-exports `schemars` |
