@@ -443,7 +443,7 @@ pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
             }
             true
         }
-        _ => return Err(bad(format!("{url:?} is not a ws:// or wss:// URL"))),
+        _ => return Err(bad(format!("{url:?} is not a ws:// URL (nor wss://)"))),
     };
     let host = uri
         .host()
