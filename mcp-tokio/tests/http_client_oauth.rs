@@ -286,6 +286,7 @@ async fn start_on(tls: Option<Tls>) -> (Arc<Fixture>, String) {
                 return;
             };
             let f = f.clone();
+            #[cfg_attr(not(feature = "tls"), allow(clippy::clone_on_copy))]
             let tls = tls.clone();
             tokio::spawn(async move {
                 let svc = service_fn(move |req| {
