@@ -9,6 +9,8 @@
 //! https, wss WebSocket, client certificates accepted and refused, the refused certificates
 //! with their clear errors, and plain/TLS mismatches failing cleanly.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::future::{Either, select};
@@ -44,6 +46,7 @@ macro_rules! tls_suite {
                 expired_is_refused,
                 unknown_ca_is_refused,
                 plain_and_tls_mismatches_fail_cleanly,
+                a_dropped_stateless_h2_call_cancels_its_handler,
             );
         }
     };
@@ -152,8 +155,39 @@ impl Pki {
     }
 }
 
+/// What the `hang` tool reports: it started, and its future was dropped.
+#[derive(Default)]
+struct Hang {
+    started: AtomicBool,
+    dropped: AtomicBool,
+}
+
+struct DropFlag(Arc<Hang>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
 fn server() -> Server {
+    server_with(Arc::default())
+}
+
+fn server_with(hang: Arc<Hang>) -> Server {
     Server::builder("tls-test", "1.0")
+        .tool(
+            Tool::new("hang", schema_of(json!({"type": "object"}))),
+            move |_: Value, _cx: ToolContext| {
+                let flag = DropFlag(hang.clone());
+                async move {
+                    flag.0.started.store(true, Ordering::SeqCst);
+                    std::future::pending::<()>().await;
+                    drop(flag);
+                    Ok(mcp_service::schema::CallToolResult::text("never"))
+                }
+            },
+        )
         .tool(
             Tool::new("version", schema_of(json!({"type": "object"}))),
             |_: Value, cx: ToolContext| async move {
@@ -258,7 +292,7 @@ pub async fn https_over_http1<D: Listen>(rt: D) {
         let url = format!("https://localhost:{port}/mcp");
         let client = connect_https(&rt, &url, http).await.unwrap();
         check_calls(&client, "HTTP/1.1").await;
-        assert_eq!(client.list_tools().await.unwrap().len(), 2);
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
         client.shutdown().await;
         // An IP address is checked against the certificate's IP names.
         let http = HttpClientOptions::new().tls(pki.client()).http2(false);
@@ -544,6 +578,52 @@ pub async fn plain_and_tls_mismatches_fail_cleanly<D: Listen>(rt: D) {
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
         assert!(e.message().contains("TLS"), "{e}");
+    })
+    .await;
+}
+
+/// Waits (on `rt`'s clock) until `cond` holds.
+async fn until<D: Driver>(rt: &D, cond: impl Fn() -> bool) {
+    while !cond() {
+        rt.sleep_until(mcp_proto::Instant::from_micros(
+            rt.now().as_micros() + 5_000,
+        ))
+        .await;
+    }
+}
+
+/// Over HTTP/2 a stateless-era call given up resets its stream (the connection, shared by
+/// every call, stays): the server drops the handler, and the next call is answered.
+pub async fn a_dropped_stateless_h2_call_cancels_its_handler<D: Listen>(rt: D) {
+    let hang = Arc::new(Hang::default());
+    let (listener, port) = rt.bind_loopback();
+    let s = server_with(hang.clone());
+    let config = EndpointConfig::new(s.config().clone());
+    rt.spawn(Box::pin({
+        let rt = rt.clone();
+        async move {
+            let _ = driver::serve_http(rt, s, listener, config).await;
+        }
+    }));
+    bounded(&rt, async {
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let client = driver::connect_http(
+            rt.clone(),
+            &url,
+            ClientOptions::default().discovery(mcp_proto::session::Discovery::Discover),
+            HttpClientOptions::new().http2_prior_knowledge(true),
+        )
+        .await
+        .unwrap();
+        let hanging = Box::pin(async { client.call_tool("hang", json!({})).await });
+        let started = std::pin::pin!(until(&rt, || hang.started.load(Ordering::SeqCst)));
+        match select(hanging, started).await {
+            Either::Right(((), hanging)) => drop(hanging),
+            Either::Left((out, _)) => panic!("the hanging call ended: {out:?}"),
+        }
+        until(&rt, || hang.dropped.load(Ordering::SeqCst)).await;
+        let v = client.call_tool("version", json!({})).await.unwrap();
+        assert_eq!(text(&v), "HTTP/2.0");
     })
     .await;
 }
