@@ -199,6 +199,8 @@ pub struct Settings {
     pub options: ClientOptions,
     /// The HTTP options (headers, bearer token, OAuth).
     pub http: HttpClientOptions,
+    /// The TLS policy of `wss://` (the HTTP one is in `http`).
+    pub tls: mcp_tokio::TlsClientConfig,
     /// Whether the child's stderr goes to this process's stderr (else it is kept for errors).
     pub server_stderr: bool,
     /// Bound of connecting (the handshake or the discovery).
@@ -240,6 +242,7 @@ impl Conn {
         let Settings {
             mut options,
             http,
+            tls,
             server_stderr,
             timeout,
         } = settings;
@@ -254,9 +257,13 @@ impl Conn {
                 (url, HttpTransport::LegacySse)
             }
             Target::WsUrl(url) => {
-                let client = bounded(timeout, &url, mcp_tokio::connect_ws(rt, &url, options))
-                    .await
-                    .map_err(|f| at(&url, f))?;
+                let client = bounded(
+                    timeout,
+                    &url,
+                    mcp_tokio::connect_ws_tls(rt, &url, options, &tls),
+                )
+                .await
+                .map_err(|f| at(&url, f))?;
                 return Ok(Conn {
                     client,
                     child: None,

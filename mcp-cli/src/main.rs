@@ -141,6 +141,41 @@ struct Global {
     /// are shown when the server fails).
     #[arg(long, global = true)]
     server_stderr: bool,
+    /// Also trusts the CA certificates in this PEM file for `https://` and `wss://` servers
+    /// (beside the built-in Mozilla roots; repeatable).
+    #[arg(long = "ca", global = true, value_name = "PEM_FILE")]
+    ca: Vec<std::path::PathBuf>,
+    /// Presents this client certificate chain (PEM) to TLS servers asking for one (mutual
+    /// TLS); needs --client-key.
+    #[arg(long, global = true, value_name = "PEM_FILE", requires = "client_key")]
+    client_cert: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --client-cert.
+    #[arg(long, global = true, value_name = "PEM_FILE", requires = "client_cert")]
+    client_key: Option<std::path::PathBuf>,
+    /// Speaks HTTP/2 without negotiation to an `http://` server (h2c with prior knowledge);
+    /// over `https://` HTTP/2 is negotiated by itself.
+    #[arg(long, global = true)]
+    http2_prior_knowledge: bool,
+}
+
+/// The TLS policy of the options: the built-in roots, the `--ca` files, the client
+/// certificate.
+fn tls_config(g: &Global) -> Result<mcp_tokio::TlsClientConfig, String> {
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let mut tls = mcp_tokio::TlsClientConfig::new();
+    for ca in &g.ca {
+        tls = tls
+            .add_ca_pem(&read(ca)?)
+            .map_err(|e| format!("--ca {}: {}", ca.display(), e.message()))?;
+    }
+    if let (Some(cert), Some(key)) = (&g.client_cert, &g.client_key) {
+        tls = tls
+            .client_certificate_pem(&read(cert)?, &read(key)?)
+            .map_err(|e| format!("--client-cert/--client-key: {}", e.message()))?;
+    }
+    Ok(tls)
 }
 
 #[derive(Subcommand, Debug)]
@@ -278,6 +313,8 @@ fn level(name: &str) -> Result<LoggingLevel, Failure> {
 }
 
 fn main() -> ExitCode {
+    // The crypto provider of `https://` and `wss://`.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let raw: Vec<String> = std::env::args().collect();
     // The server command is everything after the first `--`.
     let (ours, server) = match raw.iter().position(|a| a == "--") {
@@ -382,7 +419,10 @@ async fn run(cli: Cli, target: Target) -> Result<ExitCode, Failure> {
     let timeout = (g.timeout > 0.0).then(|| Duration::from_secs_f64(g.timeout));
     let options = ClientOptions::new("mcp", env!("CARGO_PKG_VERSION"))
         .request_timeout(timeout.map(Into::into));
-    let mut http = HttpClientOptions::new();
+    let tls = tls_config(&g).map_err(Failure::msg)?;
+    let mut http = HttpClientOptions::new()
+        .tls(tls.clone())
+        .http2_prior_knowledge(g.http2_prior_knowledge);
     for h in &g.headers {
         let Some((name, value)) = h.split_once(':') else {
             usage(&format!("--header {h:?} is not `Name: value`"));
@@ -417,6 +457,7 @@ async fn run(cli: Cli, target: Target) -> Result<ExitCode, Failure> {
     let settings = Settings {
         options,
         http,
+        tls,
         server_stderr: g.server_stderr,
         timeout,
     };

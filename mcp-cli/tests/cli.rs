@@ -48,6 +48,7 @@ fn main() {
         ("unreachable_and_slow_servers", unreachable_and_slow),
         ("subscribe_streams_until_interrupted", subscribe_streams),
         ("listen_json_lines", listen_json_lines),
+        ("https_and_wss_with_a_ca", https_and_wss),
     ];
     if std::env::args().any(|a| a == "--list") {
         for (name, _) in &cases {
@@ -638,4 +639,89 @@ fn listen_json_lines(ctx: &Ctx) {
     assert_eq!(v["method"], "notifications/tools/list_changed");
     interrupt(&child);
     assert_eq!(child.wait().expect("mcp exits").code(), Some(0));
+}
+
+/// `--ca` trusts a private CA for `https://` and `wss://`; without it the connection fails,
+/// saying why; `--http2-prior-knowledge` speaks h2c to a plain server.
+fn https_and_wss(ctx: &Ctx) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let tls =
+        mcp_tokio::TlsServerConfig::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes())
+            .unwrap();
+    let dir = std::env::temp_dir().join(format!("mcp-cli-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &ca_pem).unwrap();
+    let ca_file = ca_file.to_str().unwrap().to_owned();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let http = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .unwrap();
+            let ws = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+            ws.set_nonblocking(true).unwrap();
+            let ws = tokio::net::TcpListener::from_std(ws).unwrap();
+            let ports = (
+                http.local_addr().unwrap().port(),
+                ws.local_addr().unwrap().port(),
+            );
+            let server = mcp_examples::everything::server();
+            let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+                .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+            let rt = mcp_tokio::TokioRuntime::current();
+            let options = mcp_tokio::HttpServerOptions::default();
+            let ws_config =
+                mcp_tokio::WsConfig::new().bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+            tx.send(ports).unwrap();
+            let https = mcp_tokio::serve_http_tls(
+                rt.clone(),
+                server.clone(),
+                http,
+                config,
+                options,
+                tls.clone(),
+            );
+            let wss = mcp_tokio::serve_ws_tls(rt, server, ws, ws_config, tls);
+            let _ = tokio::join!(https, wss);
+        });
+    });
+    let (http_port, ws_port) = rx.recv_timeout(LINE_WAIT).expect("the TLS servers started");
+    let url = format!("https://localhost:{http_port}/mcp");
+    let tools = ok(&run(&["tools", "--url", &url, "--ca", &ca_file]));
+    assert!(tools.contains("echo"), "{tools}");
+    let e = failed(&run(&["tools", "--url", &url]), 1);
+    assert!(e.contains("unknown authority"), "{e}");
+    let ws_url = format!("wss://localhost:{ws_port}/ws");
+    let tools = ok(&run(&["tools", "--ws-url", &ws_url, "--ca", &ca_file]));
+    assert!(tools.contains("echo"), "{tools}");
+    let e = failed(
+        &run(&["tools", "--url", &url, "--ca", "/nonexistent/ca.pem"]),
+        1,
+    );
+    assert!(e.contains("cannot read"), "{e}");
+    // h2c to the plain server of the other cases.
+    let tools = ok(&run(&[
+        "tools",
+        "--url",
+        &ctx.url,
+        "--http2-prior-knowledge",
+    ]));
+    assert!(tools.contains("echo"), "{tools}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,7 +19,11 @@
 //!
 //! HTTP/1.1 runs on hyper's client connection API over connections from a driver-supplied
 //! [`Connector`]; connections are pooled and as many are opened as there are concurrent
-//! requests. Only `http://` URLs are supported (no TLS).
+//! requests. With the feature `tls`, `https://` URLs are spoken over TLS (the policy in
+//! [`HttpClientOptions::tls`]; default: the `webpki-roots` bundle), OAuth's requests to
+//! authorization servers included; with the feature `http2`, HTTP/2 is used where the server
+//! chooses it by ALPN (one multiplexed connection per server), or on plain TCP with
+//! [`HttpClientOptions::http2_prior_knowledge`].
 //!
 //! It never parses HTTP itself (hyper does), never frames SSE itself (`mcp_proto::codec::sse`
 //! does) and never interprets MCP beyond what the transport needs: the kind and id of each
@@ -47,16 +51,76 @@ use crate::runtime::{BoxFuture, Runtime};
 #[cfg(feature = "oauth")]
 pub use auth::AuthorizationHandler;
 
-/// Opens TCP connections for the HTTP client: supplied by each driver (tokio, async-std, smol).
+/// Opens connections for the HTTP client: supplied by each driver (tokio, async-std, smol) as
+/// `TcpConnector`, which speaks TLS to [`Destination::secure`] ones (feature `tls`).
 pub trait Connector: Send + Sync + 'static {
     /// The connection type, seen through hyper's IO traits.
     type Io: hyper::rt::Read + hyper::rt::Write + Send + Unpin + 'static;
 
-    /// Connects to `host` (a name or an IP address, without brackets) on `port`. The
-    /// future's `io::Error` (a name that does not resolve, a refused connection) fails the
-    /// exchange that needed the connection with
-    /// [`ErrorKind::TransportError`](mcp_proto::ErrorKind::TransportError).
-    fn connect(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::Io>>;
+    /// Connects to `to`: a TCP connection to its host and port, then, when it is
+    /// [`secure`](Destination::secure), a TLS handshake with the host's name checked. The
+    /// future's `io::Error` (a name that does not resolve, a refused connection, a failed
+    /// handshake) fails the exchange that needed the connection with
+    /// [`ErrorKind::TransportError`](mcp_proto::ErrorKind::TransportError), its message
+    /// quoted.
+    fn connect(&self, to: &Destination) -> BoxFuture<io::Result<Connected<Self::Io>>>;
+}
+
+/// Where the HTTP client wants a connection, for [`Connector::connect`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Destination {
+    /// The host: a name or an IP address, without brackets.
+    pub host: String,
+    /// The TCP port.
+    pub port: u16,
+    /// An `https://` URL: the connection must be TLS, the certificate valid for `host`.
+    pub secure: bool,
+    /// Whether to offer HTTP/2 by ALPN on a TLS connection (feature `http2`, and not turned
+    /// off with [`HttpClientOptions::http2`]).
+    pub offer_h2: bool,
+    /// The TLS policy ([`HttpClientOptions::tls`]); `None`: the default (the `webpki-roots`
+    /// bundle, no client certificate).
+    #[cfg(feature = "tls")]
+    pub tls: Option<crate::tls::TlsClientConfig>,
+}
+
+impl Destination {
+    /// A plain (not TLS) destination.
+    pub fn new(host: impl Into<String>, port: u16) -> Self {
+        Destination {
+            host: host.into(),
+            port,
+            secure: false,
+            offer_h2: false,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+}
+
+/// A connection a [`Connector`] opened, and whether HTTP/2 was chosen for it (by ALPN).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Connected<I> {
+    /// The connection.
+    pub io: I,
+    /// The server chose `h2` by ALPN: the client speaks HTTP/2 on it.
+    pub http2: bool,
+}
+
+impl<I> Connected<I> {
+    /// A connection speaking HTTP/1.1 (unless the client was told to use prior-knowledge
+    /// HTTP/2 on plain connections).
+    pub fn new(io: I) -> Self {
+        Connected { io, http2: false }
+    }
+
+    /// Whether the server chose HTTP/2 by ALPN.
+    pub fn http2(mut self, chosen: bool) -> Self {
+        self.http2 = chosen;
+        self
+    }
 }
 
 /// Which HTTP transport to speak.
@@ -88,6 +152,12 @@ pub struct HttpClientOptions {
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) response_timeout: Option<Duration>,
     pub(crate) max_idle_connections: usize,
+    /// Offer HTTP/2 by ALPN (feature `http2`).
+    pub(crate) http2: bool,
+    /// Speak HTTP/2 on plain TCP without asking (h2c with prior knowledge).
+    pub(crate) h2c: bool,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::tls::TlsClientConfig>,
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<auth::OAuthOptions>,
     #[cfg(feature = "oauth")]
@@ -104,6 +174,10 @@ impl Default for HttpClientOptions {
             connect_timeout: Some(Duration::from_secs(10)),
             response_timeout: None,
             max_idle_connections: 16,
+            http2: cfg!(feature = "http2"),
+            h2c: false,
+            #[cfg(feature = "tls")]
+            tls: None,
             #[cfg(feature = "oauth")]
             oauth: None,
             #[cfg(feature = "oauth")]
@@ -204,8 +278,8 @@ impl HttpClientOptions {
     /// `entropy` supplies the random bytes of each flow (PKCE verifier, `state`): back it with
     /// a cryptographically secure generator (e.g. `getrandom`). The user's approval goes
     /// through [`authorization_handler`](Self::authorization_handler); without one it is
-    /// headless (see [`AuthorizationHandler`]). Only `http://` authorization servers are
-    /// reachable (this client has no TLS).
+    /// headless (see [`AuthorizationHandler`]). `https://` authorization servers need the
+    /// feature `tls` (they are reached with [`tls`](Self::tls)'s policy).
     #[cfg(feature = "oauth")]
     pub fn oauth(
         mut self,
@@ -227,6 +301,31 @@ impl HttpClientOptions {
         self
     }
 
+    /// The TLS policy of `https://` connections (feature `tls`): trusted roots, extra CAs, a
+    /// client certificate. Default: the `webpki-roots` bundle, no client certificate. It
+    /// applies to every connection of the transport, the OAuth flow's included.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::tls::TlsClientConfig) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// Whether HTTP/2 is offered by ALPN on TLS connections (default: on with the feature
+    /// `http2`; without it, HTTP/1.1 only). A server choosing `h2` gets one multiplexed
+    /// connection for every request.
+    pub fn http2(mut self, enabled: bool) -> Self {
+        self.http2 = enabled && cfg!(feature = "http2");
+        self
+    }
+
+    /// Speaks HTTP/2 on plain `http://` connections without negotiation (h2c with prior
+    /// knowledge, feature `http2`; default off). Only for servers known to serve it, such as
+    /// this crate's: an HTTP/1.1-only server closes the connection.
+    pub fn http2_prior_knowledge(mut self, enabled: bool) -> Self {
+        self.h2c = enabled && cfg!(feature = "http2");
+        self
+    }
+
     /// Most idle HTTP connections kept for reuse (default 16).
     pub fn max_idle_connections(mut self, connections: usize) -> Self {
         self.max_idle_connections = connections;
@@ -239,8 +338,8 @@ impl HttpClientOptions {
 /// [`Client::shutdown`] waits for that too). Exchanges are spawned on `rt`, connections come
 /// from `connector`.
 ///
-/// Fails at once on a URL that is not absolute `http://` (`https://` is not supported: no
-/// TLS) or on a bearer token that is not a valid header value; everything else (refused
+/// Fails at once on a URL that is not absolute `http://` or `https://` (`https://` needs the
+/// feature `tls`) or on a bearer token that is not a valid header value; everything else (refused
 /// connections, HTTP errors) surfaces through the stream once the client speaks.
 ///
 /// # Errors

@@ -55,6 +55,9 @@ use crate::hyper_io::RuntimeTimer;
 use crate::runtime::{BoxFuture, Runtime};
 use crate::server::Server;
 
+#[cfg(feature = "http2")]
+mod h2;
+
 /// The address of the peer an HTTP request came from, in the request's extensions: the
 /// servers of this crate ([`serve_connection`], and so `serve_http`) insert it into every
 /// request they read, and [`respond`] hands its IP to the endpoint as
@@ -216,6 +219,11 @@ pub struct HttpServerOptions {
     /// owning its share of the sessions: see
     /// [`HttpEngine::sharded`](crate::http_engine::HttpEngine::sharded).
     pub shards: usize,
+    /// Whether HTTP/2 is served beside HTTP/1.1 (feature `http2`; default on with it): each
+    /// plain connection starting with the HTTP/2 preface (prior-knowledge h2c) is served as
+    /// HTTP/2, and TLS offers `h2` by ALPN. On HTTP/2 the header and keep-alive timeouts
+    /// apply up to the preface only; streams are bounded by hyper's HTTP/2 defaults.
+    pub http2: bool,
 }
 
 /// The default number of engines of an HTTP endpoint ([`HttpServerOptions::shards`]): one per
@@ -239,6 +247,7 @@ impl Default for HttpServerOptions {
             body: BodyLimits::default(),
             connections: crate::driver::ConnectionLimits::default(),
             shards: default_shards(),
+            http2: cfg!(feature = "http2"),
         }
     }
 }
@@ -277,6 +286,12 @@ impl HttpServerOptions {
     /// Sets the caps on concurrent connections.
     pub fn connections(mut self, limits: crate::driver::ConnectionLimits) -> Self {
         self.connections = limits;
+        self
+    }
+
+    /// Sets whether HTTP/2 is served beside HTTP/1.1 (without the feature `http2`, never).
+    pub fn http2(mut self, enabled: bool) -> Self {
+        self.http2 = enabled && cfg!(feature = "http2");
         self
     }
 }
@@ -749,10 +764,54 @@ where
 
 /// [`serve_connection`] with `options`' header and keep-alive timeouts (its body limits are
 /// the service's, see [`HyperService::body_limits`]; its connection caps the accept loop's).
+/// With [`HttpServerOptions::http2`] (feature `http2`), a connection opening with the HTTP/2
+/// preface is served as HTTP/2 (prior-knowledge h2c).
 ///
 /// # Errors
 /// As [`serve_connection`], with `options`' timeouts.
 pub async fn serve_connection_with<R, I>(
+    rt: R,
+    service: HyperService,
+    io: I,
+    addr: std::net::SocketAddr,
+    options: &HttpServerOptions,
+) -> Result<(), hyper::Error>
+where
+    R: Runtime,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    #[cfg(feature = "http2")]
+    if options.http2 {
+        return h2::serve_detected(rt, service, io, addr, options).await;
+    }
+    serve_http1(rt, service, io, addr, options).await
+}
+
+/// Serves a connection whose protocol TLS negotiated: HTTP/2 when ALPN chose `h2`, else as
+/// [`serve_connection_with`].
+#[cfg(feature = "tls")]
+pub(crate) async fn serve_negotiated<R, I>(
+    rt: R,
+    service: HyperService,
+    io: I,
+    addr: std::net::SocketAddr,
+    options: &HttpServerOptions,
+    h2: bool,
+) -> Result<(), hyper::Error>
+where
+    R: Runtime,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    #[cfg(feature = "http2")]
+    if h2 {
+        return h2::serve_h2(rt, service, io, addr, options).await;
+    }
+    let _ = h2;
+    serve_connection_with(rt, service, io, addr, options).await
+}
+
+/// One HTTP/1.1 connection.
+async fn serve_http1<R, I>(
     rt: R,
     service: HyperService,
     io: I,

@@ -88,6 +88,8 @@
 //! | `oauth-jwt`   | no      | `private_key_jwt` client authentication and DPoP-bound tokens (`jsonwebtoken`, RustCrypto); implies `oauth` |
 //! | `ws`          | no      | `ws` (MCP over WebSocket on tungstenite, served on hyper), `hyper_io` |
 //! | `resource-server` | no  | `resource_server` (the server as an OAuth resource server: bearer tokens checked by JWT/JWKS or introspection, scopes, challenges, Protected Resource Metadata), `ServerBuilder::resource_server`; implies `http-server` and `http-client` |
+//! | `tls`         | no      | `tls` (rustls; the application installs the crypto provider): `https://`/`wss://` clients (`HttpClientOptions::tls`, `driver::connect_ws_tls`), `driver::serve_http_tls`, `driver::serve_ws_tls` |
+//! | `http2`       | no      | HTTP/2 on the HTTP server (ALPN `h2`, prior-knowledge h2c, beside HTTP/1.1; `HttpServerOptions::http2`) and client (ALPN `h2`, `HttpClientOptions::http2_prior_knowledge`) |
 //! | `metrics`     | no      | telemetry through the `metrics` facade |
 //! | `skills`      | no      | `skills` (the skills extension, SEP-2640: `ServerBuilder::skill`, `skills_dir`, `Client::list_skills`, `load_skill`, …; YAML frontmatter through `serde_norway`) |
 //! | `schemars`    | no      | `ServerBuilder::typed_tool`, `typed_tool_with`, `Server::add_typed_tool`, `server::ToolOutput`: tool schemas derived from the handler's types (JSON Schema 2020-12); re-exports `schemars` |
@@ -127,6 +129,8 @@ pub mod notifications;
 mod raw;
 pub mod sim;
 pub mod telemetry;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "ws")]
 pub mod ws;
 

@@ -405,41 +405,46 @@ pub struct ClientRequest {
     pub request: tungstenite::handshake::client::Request,
     /// The host to connect to (an IPv6 address without brackets).
     pub host: String,
-    /// The port to connect to (80 when the URL has none).
+    /// The port to connect to (80 when the URL has none, 443 for `wss://`).
     pub port: u16,
+    /// A `wss://` URL: the connection is TLS, the certificate valid for `host`.
+    pub secure: bool,
 }
 
-/// Builds the handshake request for `url` (`ws://host[:port]/path`), offering the `mcp`
-/// subprotocol. `wss://` needs TLS, which these drivers do not bundle: it is refused with a
-/// clear error, as is any other scheme or a URL without a host.
+/// Builds the handshake request for `url` (`ws://host[:port]/path`, or `wss://` with the
+/// feature `tls`), offering the `mcp` subprotocol. Any other scheme, or a URL without a
+/// host, is refused with a clear error (`wss://` too without the feature `tls`).
 ///
 /// ```
 /// let target = mcp_service::ws::client_request("ws://[::1]:9000/ws")?;
 /// assert_eq!((target.host.as_str(), target.port), ("::1", 9000));
-/// let refused = mcp_service::ws::client_request("wss://example.com/ws").unwrap_err();
+/// let refused = mcp_service::ws::client_request("http://example.com/ws").unwrap_err();
 /// assert_eq!(refused.kind(), mcp_service::ErrorKind::InvalidParams);
 /// # Ok::<(), mcp_service::Error>(())
 /// ```
 ///
 /// # Errors
 /// [`ErrorKind::InvalidParams`] (-32602) for a URL that does not parse, whose scheme is not
-/// `ws` (`wss` included) or that has no host.
+/// `ws` or `wss` (`wss` without the feature `tls`) or that has no host.
 pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
     use tungstenite::client::IntoClientRequest;
     let bad = |msg: String| Error::new(ErrorKind::InvalidParams, msg);
     let uri: http::Uri = url
         .parse()
         .map_err(|e| bad(format!("invalid WebSocket URL {url:?}: {e}")))?;
-    match uri.scheme_str() {
-        Some(s) if s.eq_ignore_ascii_case("ws") => {}
+    let secure = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("ws") => false,
         Some(s) if s.eq_ignore_ascii_case("wss") => {
-            return Err(bad(format!(
-                "{url:?}: wss:// (WebSocket over TLS) is not supported by this transport; \
-                 use ws:// (behind a TLS-terminating proxy if needed)"
-            )));
+            if !cfg!(feature = "tls") {
+                return Err(bad(format!(
+                    "{url:?}: wss:// (WebSocket over TLS) needs TLS (the feature `tls`); \
+                     use ws:// (behind a TLS-terminating proxy if needed)"
+                )));
+            }
+            true
         }
-        _ => return Err(bad(format!("{url:?} is not a ws:// URL"))),
-    }
+        _ => return Err(bad(format!("{url:?} is not a ws:// URL (nor wss://)"))),
+    };
     let host = uri
         .host()
         .filter(|h| !h.is_empty())
@@ -449,7 +454,7 @@ pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host)
         .to_owned();
-    let port = uri.port_u16().unwrap_or(80);
+    let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
     let mut request = uri
         .into_client_request()
         .map_err(|e| bad(format!("invalid WebSocket URL {url:?}: {e}")))?;
@@ -461,6 +466,7 @@ pub fn client_request(url: &str) -> Result<ClientRequest, Error> {
         request,
         host,
         port,
+        secure,
     })
 }
 
@@ -1511,7 +1517,13 @@ mod tests {
         assert_eq!(r.request.headers()[header::HOST], "[::1]:8080");
         let r = client_request("WS://localhost/ws").unwrap();
         assert_eq!((r.host.as_str(), r.port), ("localhost", 80));
+        #[cfg(feature = "tls")]
+        {
+            let r = client_request("wss://localhost/ws").unwrap();
+            assert_eq!((r.port, r.secure), (443, true));
+        }
         for bad in [
+            #[cfg(not(feature = "tls"))]
             "wss://localhost/ws",
             "http://localhost/ws",
             "ws:///ws",

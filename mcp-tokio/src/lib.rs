@@ -181,6 +181,8 @@
 //! | `oauth-jwt`   | no      | `private_key_jwt` and DPoP-bound tokens for the HTTP client's OAuth; implies `oauth` |
 //! | `ws`          | no      | `serve_ws`, `serve_ws_with`, `connect_ws`, `WsConfig`; tungstenite, hyper |
 //! | `resource-server` | no  | the server as an OAuth resource server (`ServerBuilder::resource_server`, `service::resource_server`: bearer tokens by JWT/JWKS or introspection, scopes, challenges, Protected Resource Metadata); implies `http-server` and `http-client` |
+//! | `tls`         | no      | TLS on rustls (`ring`): `https://` and `wss://` clients (`HttpClientOptions::tls`, `connect_ws_tls`), `serve_http_tls`, `serve_ws_tls`, `TlsClientConfig`, `TlsServerConfig` (`mcp-service/tls`) |
+//! | `http2`       | no      | HTTP/2 on the HTTP server (ALPN `h2` over TLS, prior-knowledge h2c, beside HTTP/1.1) and client (ALPN `h2`, `HttpClientOptions::http2_prior_knowledge`) (`mcp-service/http2`) |
 //! | `metrics`     | no      | telemetry through the `metrics` facade (`mcp-service/metrics`) |
 //! | `schemars`    | no      | tool schemas derived from the argument and result types (`ServerBuilder::typed_tool`; `mcp-service/schemars`) |
 //! | `macros`      | no      | `#[tool]`, `#[prompt]`, `#[router]` (the `mcp-macros` crate): tools and prompts from async fns and impl blocks; implies `schemars` |
@@ -219,6 +221,8 @@ use tokio_util::compat::TokioAsyncReadCompatExt;
 pub use http::McpService;
 pub use mcp_proto as proto;
 pub use mcp_service as service;
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use mcp_service::driver::serve_http_tls;
 #[cfg(feature = "child")]
 pub use mcp_service::driver::{ChildClient, StderrCapture, StderrMode, spawn, spawn_with};
 pub use mcp_service::driver::{ConnectionLimits, Driver, memory_pair, serve_tcp, serve_tcp_with};
@@ -226,6 +230,8 @@ pub use mcp_service::driver::{ConnectionLimits, Driver, memory_pair, serve_tcp, 
 pub use mcp_service::driver::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "ws")]
 pub use mcp_service::driver::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use mcp_service::driver::{connect_ws_tls, serve_ws_tls};
 #[cfg(feature = "http-server")]
 pub use mcp_service::driver::{serve_http, serve_http_with};
 #[cfg(feature = "stdio")]
@@ -234,6 +240,8 @@ pub use mcp_service::driver::{serve_stdio, stdio_stream};
 pub use mcp_service::http_client::{HttpClientOptions, HttpTransport};
 #[cfg(feature = "http-server")]
 pub use mcp_service::hyper_server::{BodyLimits, HttpServerOptions};
+#[cfg(feature = "tls")]
+pub use mcp_service::tls::{TlsClientConfig, TlsServerConfig};
 #[cfg(feature = "ws")]
 pub use mcp_service::ws::WsConfig;
 pub use mcp_service::{

@@ -257,8 +257,18 @@ fn server() -> Server {
 }
 
 async fn start() -> (Arc<Fixture>, String) {
+    start_on(None).await
+}
+
+/// The protected resource and its authorization server on one listener: plain HTTP, or
+/// HTTPS with `tls` (feature `tls`).
+async fn start_on(tls: Option<Tls>) -> (Arc<Fixture>, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let base = format!(
+        "{scheme}://localhost:{}",
+        listener.local_addr().unwrap().port()
+    );
     let server = server();
     let config =
         EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
@@ -276,19 +286,38 @@ async fn start() -> (Arc<Fixture>, String) {
                 return;
             };
             let f = f.clone();
+            #[cfg_attr(not(feature = "tls"), allow(clippy::clone_on_copy))]
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let svc = service_fn(move |req| {
                     let f = f.clone();
                     async move { Ok::<_, Infallible>(f.serve(req).await) }
                 });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
+                let builder = hyper::server::conn::http1::Builder::new();
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    use tokio_util::compat::TokioAsyncReadCompatExt;
+                    let Ok((stream, _)) =
+                        mcp_service::tls::accept(&tls, stream.compat(), false).await
+                    else {
+                        return;
+                    };
+                    let io = mcp_service::hyper_io::FuturesIo::new(stream);
+                    let _ = builder.serve_connection(io, svc).await;
+                    return;
+                }
+                let _ = tls;
+                let _ = builder.serve_connection(TokioIo::new(stream), svc).await;
             });
         }
     });
     (fixture, format!("{base}/mcp"))
 }
+
+#[cfg(feature = "tls")]
+type Tls = mcp_service::tls::TlsServerConfig;
+#[cfg(not(feature = "tls"))]
+type Tls = std::convert::Infallible;
 
 /// Deterministic flow randomness: a different 48-byte pattern per flow.
 fn entropy() -> impl Fn() -> Result<Entropy, mcp_tokio::Error> + Send + Sync + 'static {
@@ -509,4 +538,61 @@ async fn without_oauth_a_401_is_a_plain_unauthorized_error() {
         .expect_err("no token");
     assert_eq!(e.kind(), ErrorKind::Unauthorized, "{e}");
     assert!(fixture.state.lock().unwrap().authorizations.is_empty());
+}
+
+/// Over https the whole flow — the MCP requests, the metadata, registration, authorization
+/// and token requests to the authorization server — goes over TLS, with the transport's TLS
+/// policy (a CA made for the test).
+#[cfg(feature = "tls")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_https_the_flow_reaches_the_authorization_server_over_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let tls = mcp_service::tls::TlsServerConfig::from_pem(
+        cert.pem().as_bytes(),
+        key.serialize_pem().as_bytes(),
+    )
+    .unwrap();
+    let (fixture, url) = start_on(Some(tls)).await;
+    assert!(url.starts_with("https://"), "{url}");
+    let trust = mcp_service::tls::TlsClientConfig::without_default_roots()
+        .add_ca_pem(ca_pem.as_bytes())
+        .unwrap();
+    let oauth = oauth();
+    let client = connect(
+        &url,
+        HttpClientOptions::new()
+            .tls(trust.clone())
+            .oauth(oauth.clone(), entropy()),
+    )
+    .await
+    .expect("connect with authorization over https");
+    assert_eq!(client.list_tools().await.unwrap()[0].name, "write");
+    let token = oauth
+        .access_token(&url, std::time::SystemTime::now())
+        .expect("a kept token");
+    assert_eq!(
+        fixture.state.lock().unwrap().authorizations,
+        vec![Some(READ.to_owned())]
+    );
+    assert_eq!(fixture.tokens_seen("tools/list"), vec![Some(token)]);
+    client.close();
+    // Without the CA, the same flow fails in the TLS handshake, saying why.
+    let e = connect(
+        &url,
+        HttpClientOptions::new()
+            .oauth(OAuthClient::new(OAuthConfig::new("c", REDIRECT)), entropy()),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.message().contains("unknown authority"), "{e}");
 }

@@ -3,11 +3,16 @@
 //!
 //! ```text
 //! bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S]
-//!            [--json-response] [--shards N]
+//!            [--json-response] [--https] [--h2] [--shards N]
 //! ```
 //!
 //! `--shards N` serves with N engines (default: the library's, one per core), `--shards 1`
 //! with one, for the sharded server's speed-up.
+//!
+//! `--https` serves and connects over TLS (a CA and a certificate for 127.0.0.1 made at start
+//! with `rcgen`, the server's `serve_http_tls`); `--h2` speaks HTTP/2 on each connection
+//! (ALPN `h2` over TLS, prior-knowledge h2c otherwise) instead of HTTP/1.1. Either way each
+//! session has a connection of its own.
 //!
 //! For each K it starts a fresh server (this binary with `--serve`), opens K sessions
 //! (initialize + initialized, each on a connection closed afterwards) and measures the server's
@@ -26,18 +31,20 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_proto::codec::sse::SseDecoder;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::net::TcpStream;
+use tokio_util::compat::TokioAsyncReadCompatExt;
 
 const V: &str = "2025-11-25";
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--shards N]"
+        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--https] [--h2] [--shards N]"
     );
     std::process::exit(2);
 }
@@ -50,6 +57,19 @@ struct Args {
     json: bool,
     serve: bool,
     shards: Option<usize>,
+    /// Over TLS (`--https`).
+    https: bool,
+    /// HTTP/2 (`--h2`).
+    h2: bool,
+    /// The server's certificate and key files (given to `--serve` with `--https`).
+    tls_files: Option<(String, String)>,
+}
+
+/// How the client connects: TLS (with the CA it trusts) or not, HTTP/2 or HTTP/1.1.
+#[derive(Clone)]
+struct Wire {
+    tls: Option<mcp_service::tls::TlsClientConfig>,
+    h2: bool,
 }
 
 fn parse_args() -> Args {
@@ -62,6 +82,9 @@ fn parse_args() -> Args {
         json: false,
         serve: false,
         shards: None,
+        https: false,
+        h2: false,
+        tls_files: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -91,6 +114,23 @@ fn parse_args() -> Args {
                 i += 1;
                 continue;
             }
+            "--https" => {
+                a.https = true;
+                i += 1;
+                continue;
+            }
+            "--h2" => {
+                a.h2 = true;
+                i += 1;
+                continue;
+            }
+            "--tls-files" => {
+                let v = value(i);
+                let (c, k) = v
+                    .split_once(',')
+                    .unwrap_or_else(|| usage("--tls-files C,K"));
+                a.tls_files = Some((c.to_owned(), k.to_owned()));
+            }
             other => usage(&format!("unknown argument {other:?}")),
         }
         i += 2;
@@ -100,18 +140,23 @@ fn parse_args() -> Args {
 
 fn main() {
     raise_fd_limit();
-    let args = parse_args();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut args = parse_args();
     if args.serve {
         serve(&args);
         return;
     }
+    let wire = Wire {
+        tls: args.https.then(|| pki(&mut args)),
+        h2: args.h2,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap_or_else(|e| usage(&e.to_string()));
     for &k in &args.sessions {
-        match rt.block_on(run(&args, k)) {
+        match rt.block_on(run(&args, &wire, k)) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 eprintln!("bench-http: K={k}: {e}");
@@ -119,6 +164,32 @@ fn main() {
             }
         }
     }
+}
+
+/// A CA and a certificate for 127.0.0.1 it signed, in files for the server; the client's
+/// configuration trusting the CA.
+fn pki(args: &mut Args) -> mcp_service::tls::TlsClientConfig {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    let fail = |e: &dyn std::fmt::Display| -> ! { usage(&format!("certificates: {e}")) };
+    let ca_key = KeyPair::generate().unwrap_or_else(|e| fail(&e));
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| fail(&e));
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).unwrap_or_else(|e| fail(&e)).pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().unwrap_or_else(|e| fail(&e));
+    let mut leaf = CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| fail(&e));
+    leaf.subject_alt_names
+        .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
+    let cert = leaf.signed_by(&key, &issuer).unwrap_or_else(|e| fail(&e));
+    let dir = std::env::temp_dir().join(format!("bench-http-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let (c, k) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&c, cert.pem()).unwrap_or_else(|e| fail(&e));
+    std::fs::write(&k, key.serialize_pem()).unwrap_or_else(|e| fail(&e));
+    args.tls_files = Some((c.display().to_string(), k.display().to_string()));
+    mcp_service::tls::TlsClientConfig::without_default_roots()
+        .add_ca_pem(ca_pem.as_bytes())
+        .unwrap_or_else(|e| fail(&e))
 }
 
 /// The server side: `echo` over Streamable HTTP on an ephemeral port, announced on stdout.
@@ -136,6 +207,11 @@ fn serve(args: &Args) {
         config = config.response_mode(mcp_proto::http::ResponseMode::Json);
     }
     println!("{addr}");
+    let tls = args.tls_files.as_ref().map(|(c, k)| {
+        let read = |p: &str| std::fs::read(p).unwrap_or_else(|e| usage(&format!("{p}: {e}")));
+        mcp_service::tls::TlsServerConfig::from_pem(&read(c), &read(k))
+            .unwrap_or_else(|e| usage(&e.to_string()))
+    });
     let mut options = mcp_service::hyper_server::HttpServerOptions::default();
     if let Some(n) = args.shards {
         options = options.shards(n);
@@ -151,32 +227,38 @@ fn serve(args: &Args) {
                     let _ = listener.set_nonblocking(true);
                     let listener =
                         tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                    mcp_tokio::serve_http_with(
-                        mcp_tokio::TokioRuntime::current(),
-                        server,
-                        listener,
-                        config,
-                        options,
-                    )
-                    .await
+                    let rt = mcp_tokio::TokioRuntime::current();
+                    match tls {
+                        Some(tls) => {
+                            mcp_tokio::serve_http_tls(rt, server, listener, config, options, tls)
+                                .await
+                        }
+                        None => {
+                            mcp_tokio::serve_http_with(rt, server, listener, config, options).await
+                        }
+                    }
                     .map_err(|e| e.to_string())
                 })
             }),
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_http_with(
-            mcp_async_std::AsyncStdRuntime::new(),
-            server,
-            listener,
-            config,
-            options,
-        ))
+        "async-std" => async_std::task::block_on(async {
+            let rt = mcp_async_std::AsyncStdRuntime::new();
+            match tls {
+                Some(tls) => {
+                    mcp_async_std::serve_http_tls(rt, server, listener, config, options, tls).await
+                }
+                None => mcp_async_std::serve_http_with(rt, server, listener, config, options).await,
+            }
+        })
         .map_err(|e| e.to_string()),
-        "smol" => async_io::block_on(mcp_async_std::serve_http_with(
-            mcp_async_std::SmolRuntime::new(),
-            server,
-            listener,
-            config,
-            options,
-        ))
+        "smol" => async_io::block_on(async {
+            let rt = mcp_async_std::SmolRuntime::new();
+            match tls {
+                Some(tls) => {
+                    mcp_async_std::serve_http_tls(rt, server, listener, config, options, tls).await
+                }
+                None => mcp_async_std::serve_http_with(rt, server, listener, config, options).await,
+            }
+        })
         .map_err(|e| e.to_string()),
         other => Err(format!("unknown runtime {other:?}")),
     };
@@ -186,8 +268,38 @@ fn serve(args: &Args) {
     }
 }
 
+/// One connection's request sender, HTTP/1.1 or HTTP/2.
+enum SendRequest {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl SendRequest {
+    async fn send(
+        &mut self,
+        mut req: Request<Full<Bytes>>,
+    ) -> Result<hyper::Response<Incoming>, hyper::Error> {
+        match self {
+            SendRequest::H1(s) => {
+                s.ready().await?;
+                s.send_request(req).await
+            }
+            SendRequest::H2(s) => {
+                // HTTP/2 requests carry `:scheme` and `:authority`.
+                if let Some(host) = req.headers().get("host").and_then(|h| h.to_str().ok())
+                    && let Ok(uri) = format!("http://{host}{}", req.uri()).parse()
+                {
+                    *req.uri_mut() = uri;
+                }
+                s.ready().await?;
+                s.send_request(req).await
+            }
+        }
+    }
+}
+
 struct Session {
-    sender: SendRequest<Full<Bytes>>,
+    sender: SendRequest,
     sid: String,
 }
 
@@ -226,11 +338,10 @@ fn messages(content_type: &str, body: &[u8]) -> Result<Vec<Value>, String> {
 }
 
 async fn exchange(
-    sender: &mut SendRequest<Full<Bytes>>,
+    sender: &mut SendRequest,
     req: Request<Full<Bytes>>,
 ) -> Result<(http::response::Parts, Vec<Value>), String> {
-    sender.ready().await.map_err(|e| e.to_string())?;
-    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let resp = sender.send(req).await.map_err(|e| e.to_string())?;
     let (parts, body) = resp.into_parts();
     let bytes = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
     if !parts.status.is_success() {
@@ -254,22 +365,40 @@ async fn exchange(
     Ok((parts, msgs))
 }
 
-/// A keep-alive HTTP/1.1 connection to the server.
-async fn connect(port: u16) -> Result<SendRequest<Full<Bytes>>, String> {
+/// A keep-alive connection to the server: TLS or not, HTTP/1.1 or HTTP/2 as `wire` says.
+async fn connect(port: u16, wire: &Wire) -> Result<SendRequest, String> {
     let stream = TcpStream::connect(("127.0.0.1", port))
         .await
         .map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    Ok(sender)
+    let io: mcp_service::hyper_io::BoxedIo = match &wire.tls {
+        Some(tls) => {
+            let (tls, h2) = mcp_service::tls::connect(tls, "127.0.0.1", stream.compat(), wire.h2)
+                .await
+                .map_err(|e| e.to_string())?;
+            if h2 != wire.h2 {
+                return Err("the server did not choose h2".into());
+            }
+            Box::new(mcp_service::hyper_io::FuturesIo::new(tls))
+        }
+        None => Box::new(TokioIo::new(stream)),
+    };
+    if wire.h2 {
+        let (sender, conn) = http2::handshake(TokioExecutor::new(), io)
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        Ok(SendRequest::H2(sender))
+    } else {
+        let (sender, conn) = http1::handshake(io).await.map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        Ok(SendRequest::H1(sender))
+    }
 }
 
 /// Opens a session (initialize + initialized) on a connection of its own, closed afterwards.
-async fn open(port: u16) -> Result<String, String> {
-    let mut sender = connect(port).await?;
+async fn open(port: u16, wire: Wire) -> Result<String, String> {
+    let mut sender = connect(port, &wire).await?;
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion": V, "capabilities": {},
         "clientInfo": {"name": "bench-http", "version": "1"}}});
@@ -330,7 +459,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e3
 }
 
-async fn run(args: &Args, k: usize) -> Result<String, String> {
+async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     // `BENCH_HTTP_SERVER_PREFIX="perf record -g --"` (say) runs the server under a profiler.
     let prefix: Vec<String> = std::env::var("BENCH_HTTP_SERVER_PREFIX")
@@ -350,6 +479,9 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     }
     if let Some(n) = args.shards {
         cmd.arg("--shards").arg(n.to_string());
+    }
+    if let Some((c, k)) = &args.tls_files {
+        cmd.arg("--tls-files").arg(format!("{c},{k}"));
     }
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
@@ -378,7 +510,7 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     use futures_util::StreamExt;
     while sids.len() < k {
         while started < k && pending.len() < 64 {
-            pending.push(open(port));
+            pending.push(open(port, wire.clone()));
             started += 1;
         }
         match pending.next().await {
@@ -392,7 +524,7 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
     let mut sessions = Vec::with_capacity(k);
     for sid in sids {
         sessions.push(Session {
-            sender: connect(port).await?,
+            sender: connect(port, wire).await?,
             sid,
         });
     }
@@ -430,6 +562,7 @@ async fn run(args: &Args, k: usize) -> Result<String, String> {
         "runtime": args.runtime,
         "reply": if args.json { "json" } else { "sse" },
         "shards": args.shards,
+        "wire": format!("{}{}", if args.https { "https" } else { "http" }, if args.h2 { "/2" } else { "/1.1" }),
         "sessions": k,
         "calls": lat.len(),
         "size": args.size,

@@ -7,7 +7,7 @@
 //!            [--wire-limits default|off] [--max-connections N] [--max-per-ip N]
 //!            [--header-timeout S] [--keep-alive-timeout S] [--body-deadline S]
 //!            [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S]
-//!            [--shards N]
+//!            [--shards N] [--tls-cert PEM --tls-key PEM [--ca PEM]] [--no-http2]
 //!            [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]]
 //!            [--auth-issuer ISS] [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]...
 //!            [--auth-tool-scope TOOL=SCOPE]...
@@ -22,6 +22,11 @@
 //! `http://HOST:PORT/mcp`, or `/ws`); `--auth-scope` is required of every request,
 //! `--auth-tool-scope TOOL=SCOPE` of every call of one tool. The Protected Resource Metadata
 //! is served at `/.well-known/oauth-protected-resource[/mcp]`.
+//!
+//! `--tls-cert` and `--tls-key` serve HTTP and WebSocket over TLS (`https://`, `wss://`) with
+//! that certificate chain and key; `--ca` then asks clients for a certificate signed by that
+//! CA and refuses those without one (mutual TLS). HTTP/2 is served beside HTTP/1.1 (ALPN `h2`
+//! over TLS, prior-knowledge h2c on plain TCP) unless `--no-http2`.
 //!
 //! `--eras` says which protocol eras are served: both (the default, as for any server), the
 //! handshake era only (2024-11-05 … 2025-11-25), or only the stateless 2026-07-28 era (a
@@ -46,6 +51,7 @@
 const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
                   [--cors-origin ORIGIN]... [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
                   [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S] [--shards N]
+                  [--tls-cert PEM --tls-key PEM [--ca PEM]] [--no-http2]
                   [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]] [--auth-issuer ISS]
                   [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]... [--auth-tool-scope TOOL=SCOPE]...";
 
@@ -74,9 +80,15 @@ slow, stream and touch_watched), on stdio by default.
   --auth-audience AUD      the tokens' audience (default: the resource URL)
   --auth-scope S           a scope every request needs (repeatable)
   --auth-tool-scope T=S    a scope every call of tool T needs (repeatable)
+  --tls-cert PEM, --tls-key PEM
+                           serve over TLS (https://, wss://) with this certificate chain and key
+  --ca PEM                 with --tls-cert: require client certificates signed by this CA (mTLS)
+  --no-http2               HTTP/1.1 only (by default HTTP/2 too: ALPN h2 over TLS, h2c otherwise)
 
-Example:
-  everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp"
+Examples:
+  everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp
+  everything --transport http --port 8443 --tls-cert cert.pem --tls-key key.pem &
+  mcp tools --url https://localhost:8443/mcp --ca ca.pem"
     );
     std::process::exit(0);
 }
@@ -86,7 +98,34 @@ fn usage(msg: &str) -> ! {
     std::process::exit(2);
 }
 
+/// The TLS configuration of `--tls-cert`, `--tls-key` and `--ca`, if TLS was asked for.
+fn tls_config(
+    cert: Option<String>,
+    key: Option<String>,
+    client_ca: Option<String>,
+) -> Option<mcp_service::tls::TlsServerConfig> {
+    let read = |path: &str| {
+        std::fs::read(path).unwrap_or_else(|e| usage(&format!("cannot read {path}: {e}")))
+    };
+    let (cert, key) = match (cert, key) {
+        (Some(c), Some(k)) => (c, k),
+        (None, None) if client_ca.is_none() => return None,
+        (None, None) => usage("--ca needs --tls-cert and --tls-key"),
+        _ => usage("--tls-cert and --tls-key go together"),
+    };
+    let mut tls = mcp_service::tls::TlsServerConfig::from_pem(&read(&cert), &read(&key))
+        .unwrap_or_else(|e| usage(&format!("--tls-cert/--tls-key: {}", e.message())));
+    if let Some(ca) = client_ca {
+        tls = tls
+            .client_auth_pem(&read(&ca), true)
+            .unwrap_or_else(|e| usage(&format!("--ca {ca}: {}", e.message())));
+    }
+    Some(tls)
+}
+
 fn main() {
+    // The crypto provider of TLS (`--tls-cert`).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut runtime = "tokio".to_owned();
     let mut transport = "stdio".to_owned();
@@ -98,6 +137,8 @@ fn main() {
     let mut cors_origins: Vec<String> = Vec::new();
     let mut limits = WireLimits::default();
     let mut auth = AuthFlags::default();
+    let (mut tls_cert, mut tls_key, mut client_ca) = (None, None, None);
+    let mut http2 = true;
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -116,6 +157,14 @@ fn main() {
                 i += 1;
                 continue;
             }
+            "--no-http2" => {
+                http2 = false;
+                i += 1;
+                continue;
+            }
+            "--tls-cert" => tls_cert = Some(value()),
+            "--tls-key" => tls_key = Some(value()),
+            "--ca" => client_ca = Some(value()),
             "--runtime" => runtime = value(),
             "--transport" => transport = value(),
             "--host" => host = value(),
@@ -150,7 +199,8 @@ fn main() {
     }
     let resource = auth.resource.clone().unwrap_or_else(|| {
         let path = if transport == "ws" { "ws" } else { "mcp" };
-        format!("http://{host}:{}/{path}", port.unwrap_or(0))
+        let scheme = if tls_cert.is_some() { "https" } else { "http" };
+        format!("{scheme}://{host}:{}/{path}", port.unwrap_or(0))
     });
     let resource_server = auth.resource_server(&resource);
     let tool_scopes = auth.tool_scopes.clone();
@@ -165,6 +215,10 @@ fn main() {
         }
         b
     });
+    let tls = tls_config(tls_cert, tls_key, client_ca);
+    if tls.is_some() && transport == "stdio" {
+        usage("--tls-cert applies to --transport http, sse and ws");
+    }
     match transport.as_str() {
         "stdio" => {
             if stateless || json_response || !cors_origins.is_empty() {
@@ -181,7 +235,8 @@ fn main() {
                 json_response,
                 legacy_sse: transport == "sse",
                 cors_origins,
-                limits: limits.http(),
+                limits: limits.http().http2(http2),
+                tls,
             };
             let result = serve_http(server, &runtime, &options);
             if let Err(e) = result {
@@ -195,7 +250,7 @@ fn main() {
             if !cors_origins.is_empty() {
                 usage("--cors-origin applies to --transport http and sse");
             }
-            if let Err(e) = serve_ws(server, &runtime, &host, port, &limits) {
+            if let Err(e) = serve_ws(server, &runtime, &host, port, &limits, tls) {
                 eprintln!("everything: {e}");
                 std::process::exit(1);
             }
@@ -454,6 +509,8 @@ struct HttpOptions {
     cors_origins: Vec<String>,
     /// Time limits and connection caps.
     limits: mcp_service::hyper_server::HttpServerOptions,
+    /// Serve over TLS (`--tls-cert`, `--tls-key`, `--ca`).
+    tls: Option<mcp_service::tls::TlsServerConfig>,
 }
 
 /// Serves `server` over Streamable HTTP at `http://HOST:PORT/mcp` on `runtime` (and over
@@ -464,6 +521,11 @@ fn serve_http(
     options: &HttpOptions,
 ) -> Result<(), String> {
     let (host, port) = (options.host.as_str(), options.port);
+    let scheme = if options.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let cannot_listen = |e: std::io::Error| format!("cannot listen on {host}:{port}: {e}");
     let config = |addr: std::net::SocketAddr| {
         let mut config =
@@ -484,12 +546,12 @@ fn serve_http(
         if options.legacy_sse {
             let legacy = mcp_proto::http::LegacySse::default();
             eprintln!(
-                "everything: serving http://{addr}{} (legacy SSE, messages to {}) and http://{addr}/mcp on {runtime}",
+                "everything: serving {scheme}://{addr}{} (legacy SSE, messages to {}) and {scheme}://{addr}/mcp on {runtime}",
                 legacy.sse_path, legacy.messages_path
             );
             config = config.legacy_sse(Some(legacy));
         } else {
-            eprintln!("everything: serving http://{addr}/mcp on {runtime}");
+            eprintln!("everything: serving {scheme}://{addr}/mcp on {runtime}");
         }
         config
     };
@@ -506,14 +568,14 @@ fn serve_http(
                     .map_err(cannot_listen)?;
                 let addr = listener.local_addr().map_err(|e| e.to_string())?;
                 let config = config(addr);
-                mcp_tokio::serve_http_with(
-                    mcp_tokio::TokioRuntime::current(),
-                    server.clone(),
-                    listener,
-                    config,
-                    options.limits,
-                )
-                .await
+                let rt = mcp_tokio::TokioRuntime::current();
+                let (server, limits) = (server.clone(), options.limits);
+                match options.tls.clone() {
+                    Some(tls) => {
+                        mcp_tokio::serve_http_tls(rt, server, listener, config, limits, tls).await
+                    }
+                    None => mcp_tokio::serve_http_with(rt, server, listener, config, limits).await,
+                }
                 .map_err(|e| e.to_string())
             })
         }
@@ -521,24 +583,35 @@ fn serve_http(
             let listener = std::net::TcpListener::bind((host, port)).map_err(cannot_listen)?;
             let addr = listener.local_addr().map_err(|e| e.to_string())?;
             let config = config(addr);
+            let (server, limits) = (server.clone(), options.limits);
             let result = if runtime == "smol" {
                 let rt = mcp_async_std::SmolRuntime::new();
-                async_io::block_on(mcp_async_std::serve_http_with(
-                    rt,
-                    server.clone(),
-                    listener,
-                    config,
-                    options.limits,
-                ))
+                async_io::block_on(async {
+                    match options.tls.clone() {
+                        Some(tls) => {
+                            mcp_async_std::serve_http_tls(rt, server, listener, config, limits, tls)
+                                .await
+                        }
+                        None => {
+                            mcp_async_std::serve_http_with(rt, server, listener, config, limits)
+                                .await
+                        }
+                    }
+                })
             } else {
                 let rt = mcp_async_std::AsyncStdRuntime::new();
-                async_std::task::block_on(mcp_async_std::serve_http_with(
-                    rt,
-                    server.clone(),
-                    listener,
-                    config,
-                    options.limits,
-                ))
+                async_std::task::block_on(async {
+                    match options.tls.clone() {
+                        Some(tls) => {
+                            mcp_async_std::serve_http_tls(rt, server, listener, config, limits, tls)
+                                .await
+                        }
+                        None => {
+                            mcp_async_std::serve_http_with(rt, server, listener, config, limits)
+                                .await
+                        }
+                    }
+                })
             };
             result.map_err(|e| e.to_string())
         }
@@ -554,11 +627,13 @@ fn serve_ws(
     host: &str,
     port: u16,
     limits: &WireLimits,
+    tls: Option<mcp_service::tls::TlsServerConfig>,
 ) -> Result<(), String> {
     let listener = std::net::TcpListener::bind((host, port))
         .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("everything: serving ws://{addr}/ws");
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    eprintln!("everything: serving {scheme}://{addr}/ws");
     let config = limits.ws(
         mcp_service::ws::WsConfig::new().bound_to(addr.ip()),
         server.config().max_message_size,
@@ -574,27 +649,37 @@ fn serve_ws(
                 listener.set_nonblocking(true).map_err(|e| e.to_string())?;
                 let listener =
                     tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-                mcp_tokio::serve_ws_with(
-                    mcp_tokio::TokioRuntime::current(),
-                    server,
-                    listener,
-                    config,
-                )
-                .await
+                let rt = mcp_tokio::TokioRuntime::current();
+                match tls {
+                    Some(tls) => mcp_tokio::serve_ws_tls(rt, server, listener, config, tls).await,
+                    None => mcp_tokio::serve_ws_with(rt, server, listener, config).await,
+                }
                 .map_err(|e| e.to_string())
             })
         }
-        "async-std" => async_std::task::block_on(mcp_async_std::serve_ws_with(
-            mcp_async_std::AsyncStdRuntime::new(),
-            server,
-            listener,
-            config,
-        ))
-        .map_err(|e| e.to_string()),
+        "async-std" => {
+            let rt = mcp_async_std::AsyncStdRuntime::new();
+            async_std::task::block_on(async {
+                match tls {
+                    Some(tls) => {
+                        mcp_async_std::serve_ws_tls(rt, server, listener, config, tls).await
+                    }
+                    None => mcp_async_std::serve_ws_with(rt, server, listener, config).await,
+                }
+            })
+            .map_err(|e| e.to_string())
+        }
         "smol" => {
             let rt = mcp_async_std::SmolRuntime::new();
-            async_io::block_on(mcp_async_std::serve_ws_with(rt, server, listener, config))
-                .map_err(|e| e.to_string())
+            async_io::block_on(async {
+                match tls {
+                    Some(tls) => {
+                        mcp_async_std::serve_ws_tls(rt, server, listener, config, tls).await
+                    }
+                    None => mcp_async_std::serve_ws_with(rt, server, listener, config).await,
+                }
+            })
+            .map_err(|e| e.to_string())
         }
         other => usage(&format!("unknown runtime {other:?}")),
     }

@@ -14,7 +14,9 @@ use super::Driver;
 #[cfg(feature = "http-server")]
 use crate::Server;
 #[cfg(feature = "http-client")]
-use crate::http_client::{self, Connector, HttpClientOptions, HttpTransport};
+use crate::http_client::{
+    self, Connected, Connector, Destination, HttpClientOptions, HttpTransport,
+};
 #[cfg(feature = "http-client")]
 use crate::runtime::BoxFuture;
 #[cfg(feature = "http-client")]
@@ -84,6 +86,54 @@ pub async fn serve_http_with<D: Driver>(
     config: EndpointConfig,
     options: HttpServerOptions,
 ) -> io::Result<()> {
+    serve_http_inner(rt, server, listener, config, options, None).await
+}
+
+/// [`serve_http_with`] over TLS (feature `tls`): each accepted connection's TLS handshake
+/// (within the options' header timeout) with `tls`'s certificate, then HTTP/1.1, or HTTP/2
+/// when ALPN chose `h2` ([`HttpServerOptions::http2`], feature `http2`). A failed handshake
+/// (a client speaking plain HTTP, refusing the certificate, or without the client certificate
+/// `tls` requires) ends that connection only.
+///
+/// ```no_run
+/// # async fn run<D: mcp_service::driver::Driver>(
+/// #     rt: D, server: mcp_service::Server, listener: D::TcpListener,
+/// # ) -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_proto::http::EndpointConfig;
+/// use mcp_service::hyper_server::HttpServerOptions;
+/// use mcp_service::tls::TlsServerConfig;
+///
+/// let tls = TlsServerConfig::from_pem(&std::fs::read("cert.pem")?, &std::fs::read("key.pem")?)?;
+/// let config = EndpointConfig::new(server.config().clone());
+/// mcp_service::driver::serve_http_tls(rt, server, listener, config, HttpServerOptions::default(), tls)
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`serve_http`].
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub async fn serve_http_tls<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: EndpointConfig,
+    options: HttpServerOptions,
+    tls: crate::tls::TlsServerConfig,
+) -> io::Result<()> {
+    serve_http_inner(rt, server, listener, config, options, Some(tls)).await
+}
+
+#[cfg(feature = "http-server")]
+async fn serve_http_inner<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: EndpointConfig,
+    options: HttpServerOptions,
+    #[cfg(feature = "tls")] tls: Option<crate::tls::TlsServerConfig>,
+    #[cfg(not(feature = "tls"))] _tls: Option<std::convert::Infallible>,
+) -> io::Result<()> {
     use crate::hyper_server::{HyperService, serve_connection_with};
     let service = HyperService::spawn_shards(&rt, &server, config, options.shards)
         .body_limits(&rt, options.body);
@@ -97,7 +147,34 @@ pub async fn serve_http_with<D: Driver>(
             let service = service.clone();
             let conn_rt = rt.clone();
             let options = options.clone();
+            #[cfg(feature = "tls")]
+            let tls = tls.clone();
             async move {
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    let accepted = super::timed_io(
+                        &conn_rt,
+                        options.header_read_timeout,
+                        crate::tls::accept(&tls, stream, options.http2),
+                    )
+                    .await;
+                    let (stream, h2) = match accepted {
+                        Ok(s) => s,
+                        Err(e) => {
+                            tracing::debug!(target: "mcp", %addr, error = %e, "TLS handshake failed");
+                            return;
+                        }
+                    };
+                    let io = Box::new(crate::hyper_io::FuturesIo::new(stream));
+                    if let Err(e) = crate::hyper_server::serve_negotiated(
+                        conn_rt, service, io, addr, &options, h2,
+                    )
+                    .await
+                    {
+                        tracing::debug!(target: "mcp", %addr, error = %e, "HTTPS connection ended with an error");
+                    }
+                    return;
+                }
                 if let Err(e) =
                     serve_connection_with(conn_rt, service, D::hyper_io(stream), addr, &options)
                         .await
@@ -110,7 +187,10 @@ pub async fn serve_http_with<D: Driver>(
     .await
 }
 
-/// Opens the HTTP client's TCP connections (with `TCP_NODELAY`) through a [`Driver`].
+/// Opens the HTTP client's TCP connections (with `TCP_NODELAY`) through a [`Driver`], and
+/// with the feature `tls` runs the TLS handshake of `https://` ones over them (the policy of
+/// [`Destination::tls`], the host's name checked; `h2` offered by ALPN per
+/// [`Destination::offer_h2`]).
 #[cfg(feature = "http-client")]
 #[derive(Clone, Debug)]
 pub struct TcpConnector<D>(pub D);
@@ -119,13 +199,37 @@ pub struct TcpConnector<D>(pub D);
 impl<D: Driver> Connector for TcpConnector<D> {
     type Io = crate::hyper_io::BoxedIo;
 
-    fn connect(&self, host: &str, port: u16) -> BoxFuture<std::io::Result<Self::Io>> {
-        let connect = self.0.connect_tcp(host, port);
-        Box::pin(async move { connect.await.map(D::hyper_io) })
+    fn connect(&self, to: &Destination) -> BoxFuture<std::io::Result<Connected<Self::Io>>> {
+        let connect = self.0.connect_tcp(&to.host, to.port);
+        if !to.secure {
+            return Box::pin(async move { Ok(Connected::new(D::hyper_io(connect.await?))) });
+        }
+        #[cfg(feature = "tls")]
+        {
+            let tls = to.tls.clone().unwrap_or_default();
+            let (host, offer_h2) = (to.host.clone(), to.offer_h2);
+            Box::pin(async move {
+                let tcp = connect.await?;
+                let (stream, h2) = crate::tls::connect(&tls, &host, tcp, offer_h2).await?;
+                let io: Self::Io = Box::new(crate::hyper_io::FuturesIo::new(stream));
+                Ok(Connected::new(io).http2(h2))
+            })
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            drop(connect);
+            Box::pin(async {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::Unsupported,
+                    "https needs TLS (the feature `tls`)",
+                ))
+            })
+        }
     }
 }
 
-/// Connects a client on `rt` to the Streamable HTTP endpoint at `url` (`http://` only),
+/// Connects a client on `rt` to the Streamable HTTP endpoint at `url` (`http://`, or
+/// `https://` with the feature `tls`: the TLS policy is [`HttpClientOptions::tls`]),
 /// returning once the handshake completed.
 ///
 /// Connection failures and HTTP errors of the handshake fail the call with a clear [`Error`];
@@ -148,8 +252,8 @@ impl<D: Driver> Connector for TcpConnector<D> {
 ///
 /// # Errors
 /// - [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) (-32602, before anything
-///   is sent) for a URL that is not an absolute `http://` URL with a host (`https://` is
-///   refused: this client has no TLS) or a bearer token that is not a valid header value;
+///   is sent) for a URL that is not an absolute `http://` or `https://` URL with a host
+///   (`https://` needs the feature `tls`) or a bearer token that is not a valid header value;
 /// - [`ErrorKind::TransportError`](crate::ErrorKind::TransportError) (local) when the
 ///   connection is refused or breaks, or the server answers the handshake with an HTTP status
 ///   this transport does not expect (the message quotes the status and the body's start);

@@ -45,6 +45,8 @@ mod ws;
 pub use child::{
     ChildClient, ChildStdio, Process, ProcessDriver, StderrCapture, StderrMode, spawn, spawn_with,
 };
+#[cfg(all(feature = "http-server", feature = "tls"))]
+pub use http::serve_http_tls;
 #[cfg(feature = "http-client")]
 pub use http::{TcpConnector, connect_http, connect_http_auto, connect_sse};
 #[cfg(feature = "http-server")]
@@ -53,6 +55,8 @@ pub use http::{serve_http, serve_http_with};
 pub use stdio::{StdioDriver, serve_stdio, stdio_stream};
 #[cfg(feature = "ws")]
 pub use ws::{connect_ws, serve_ws, serve_ws_with};
+#[cfg(all(feature = "ws", feature = "tls"))]
+pub use ws::{connect_ws_tls, serve_ws_tls};
 
 /// A stream of accepted TCP connections, with the peer's address.
 pub type Incoming<S> = Pin<Box<dyn Stream<Item = io::Result<(S, SocketAddr)>> + Send>>;
@@ -121,6 +125,26 @@ pub(crate) fn sleep_for<R: Runtime>(rt: &R, d: Duration) -> BoxFuture<()> {
     let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
     let at = mcp_proto::Instant::from_micros(rt.now().as_micros().saturating_add(micros));
     rt.sleep_until(at)
+}
+
+/// `fut` within `timeout` (none: unbounded); `TimedOut` past it.
+#[cfg(all(feature = "tls", any(feature = "http-server", feature = "ws")))]
+pub(crate) async fn timed_io<R: Runtime, T>(
+    rt: &R,
+    timeout: Option<Duration>,
+    fut: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    let Some(timeout) = timeout else {
+        return fut.await;
+    };
+    let fut = std::pin::pin!(fut);
+    match futures_util::future::select(fut, sleep_for(rt, timeout)).await {
+        futures_util::future::Either::Left((r, _)) => r,
+        futures_util::future::Either::Right(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the TLS handshake took longer than the header timeout",
+        )),
+    }
 }
 
 /// Fails a write that waited `timeout` for a peer that takes nothing (the HTTP server's and

@@ -52,6 +52,34 @@ pub async fn serve_ws_with<D: Driver>(
     listener: D::TcpListener,
     config: WsConfig,
 ) -> io::Result<()> {
+    serve_ws_inner(rt, server, listener, config, None).await
+}
+
+/// [`serve_ws_with`] over TLS (feature `tls`, `wss://`): each accepted connection's TLS
+/// handshake (within the config's header timeout, ALPN `http/1.1`) with `tls`'s certificate,
+/// then the WebSocket upgrade. A failed handshake ends that connection only.
+///
+/// # Errors
+/// As [`serve_tcp`](super::serve_tcp): never returns but with an accept error.
+#[cfg(feature = "tls")]
+pub async fn serve_ws_tls<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: WsConfig,
+    tls: crate::tls::TlsServerConfig,
+) -> io::Result<()> {
+    serve_ws_inner(rt, server, listener, config, Some(tls)).await
+}
+
+async fn serve_ws_inner<D: Driver>(
+    rt: D,
+    server: Server,
+    listener: D::TcpListener,
+    config: WsConfig,
+    #[cfg(feature = "tls")] tls: Option<crate::tls::TlsServerConfig>,
+    #[cfg(not(feature = "tls"))] _tls: Option<std::convert::Infallible>,
+) -> io::Result<()> {
     let limits = config.connections;
     let config = Arc::new(config);
     super::accept_loop(
@@ -60,13 +88,31 @@ pub async fn serve_ws_with<D: Driver>(
         limits,
         super::Refusal::Http503,
         |stream, addr| {
-            ws::serve_connection(
-                rt.clone(),
-                server.clone(),
-                config.clone(),
-                D::hyper_io(stream),
-                addr,
-            )
+            let (rt, server, config) = (rt.clone(), server.clone(), config.clone());
+            #[cfg(feature = "tls")]
+            let tls = tls.clone();
+            async move {
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    let accepted = super::timed_io(
+                        &rt,
+                        config.header_read_timeout,
+                        crate::tls::accept(&tls, stream, false),
+                    )
+                    .await;
+                    match accepted {
+                        Ok((stream, _)) => {
+                            let io = Box::new(crate::hyper_io::FuturesIo::new(stream));
+                            ws::serve_connection(rt, server, config, io, addr).await;
+                        }
+                        Err(e) => {
+                            tracing::debug!(target: "mcp", %addr, error = %e, "TLS handshake failed");
+                        }
+                    }
+                    return;
+                }
+                ws::serve_connection(rt, server, config, D::hyper_io(stream), addr).await;
+            }
         },
     )
     .await
@@ -75,7 +121,9 @@ pub async fn serve_ws_with<D: Driver>(
 /// Connects a client on `rt` to the WebSocket MCP server at `url` (`ws://host[:port]/path`,
 /// offering the `mcp` subprotocol): the connection task is spawned on `rt` and the client is
 /// returned once the MCP handshake completed. Incoming messages are bounded by the options'
-/// maximum message size. `wss://` is not supported (no bundled TLS).
+/// maximum message size. `wss://` (feature `tls`) runs the TLS handshake first, with the
+/// default [`TlsClientConfig`](crate::tls::TlsClientConfig) (the `webpki-roots` bundle);
+/// `connect_ws_tls` takes another.
 ///
 /// ```no_run
 /// # async fn run<D: mcp_service::driver::Driver>(rt: D) -> Result<(), mcp_service::Error> {
@@ -86,18 +134,62 @@ pub async fn serve_ws_with<D: Driver>(
 /// ```
 ///
 /// # Errors
-/// [`ErrorKind::InvalidParams`] (-32602) for a URL that is not `ws://` with a host (`wss://`
-/// included); [`ErrorKind::TransportError`] (local) when the TCP connection fails or the
-/// server refuses the WebSocket upgrade (the message has its status and reason); and those of
+/// [`ErrorKind::InvalidParams`] (-32602) for a URL that is not `ws://` or `wss://` with a
+/// host (`wss://` without the feature `tls`); [`ErrorKind::TransportError`] (local) when the
+/// TCP connection or the TLS handshake fails (the message names the cause: a certificate not
+/// valid for the name, expired, from an unknown authority) or the server refuses the
+/// WebSocket upgrade (the message has its status and reason); and those of
 /// [`Client::connect`].
 pub async fn connect_ws<D: Driver>(
     rt: D,
     url: &str,
     options: ClientOptions,
 ) -> Result<Client, Error> {
+    #[cfg(feature = "tls")]
+    {
+        connect_ws_tls(rt, url, options, &crate::tls::TlsClientConfig::default()).await
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        let target = ws::client_request(url)?;
+        let tcp = connect_tcp(&rt, url, &target).await?;
+        ws::connect_over(rt, tcp, url, target, options).await
+    }
+}
+
+async fn connect_tcp<D: Driver>(
+    rt: &D,
+    url: &str,
+    target: &ws::ClientRequest,
+) -> Result<D::TcpStream, Error> {
+    rt.connect_tcp(&target.host, target.port)
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::TransportError,
+                format!("cannot connect to {url}: {e}"),
+            )
+        })
+}
+
+/// [`connect_ws`] with the TLS policy `tls` for a `wss://` URL (roots, extra CAs, a client
+/// certificate); a `ws://` URL ignores it.
+///
+/// # Errors
+/// As [`connect_ws`].
+#[cfg(feature = "tls")]
+pub async fn connect_ws_tls<D: Driver>(
+    rt: D,
+    url: &str,
+    options: ClientOptions,
+    tls: &crate::tls::TlsClientConfig,
+) -> Result<Client, Error> {
     let target = ws::client_request(url)?;
-    let tcp = rt
-        .connect_tcp(&target.host, target.port)
+    let tcp = connect_tcp(&rt, url, &target).await?;
+    if !target.secure {
+        return ws::connect_over(rt, tcp, url, target, options).await;
+    }
+    let (stream, _) = crate::tls::connect(tls, &target.host, tcp, false)
         .await
         .map_err(|e| {
             Error::new(
@@ -105,5 +197,5 @@ pub async fn connect_ws<D: Driver>(
                 format!("cannot connect to {url}: {e}"),
             )
         })?;
-    ws::connect_over(rt, tcp, url, target, options).await
+    ws::connect_over(rt, stream, url, target, options).await
 }

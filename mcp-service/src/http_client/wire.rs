@@ -26,7 +26,7 @@ use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, SendRequest};
+use hyper::client::conn::{TrySendError, http1};
 use mcp_proto::http::client::{Action, ClientTransport, ExchangeId, HttpRequest, Outgoing, ReadAs};
 use mcp_proto::session::{Session, Transmit};
 use mcp_proto::{Duration, Error, ErrorKind, Instant};
@@ -34,12 +34,12 @@ use mcp_proto::{Duration, Error, ErrorKind, Instant};
 #[cfg(feature = "oauth")]
 use super::auth::unauthorized;
 use super::target::{HostPort, Target};
-use super::{Connector, HttpClientOptions};
+use super::{Connector, Destination, HttpClientOptions};
 use crate::cancel::CancellationToken;
 use crate::connection::SessionWire;
 #[cfg(feature = "oauth")]
 use crate::oauth::{AuthFlow, Challenge, DPOP, DPOP_NONCE, Step};
-use crate::runtime::{DeadlineTimer, Runtime};
+use crate::runtime::{BoxFuture, DeadlineTimer, Runtime};
 
 /// Bound of the DELETE sent when the client closes.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -65,6 +65,54 @@ const MAX_AUTH_REPLY: usize = 1024 * 1024;
 const MAX_DISCARD: usize = 64 * 1024;
 
 type Body = Full<Bytes>;
+
+/// One client connection's request sender: HTTP/1.1 (one exchange at a time) or HTTP/2
+/// (multiplexed: clones share the connection).
+enum SendRequest {
+    H1(http1::SendRequest<Body>),
+    #[cfg(feature = "http2")]
+    H2(hyper::client::conn::http2::SendRequest<Body>),
+}
+
+impl SendRequest {
+    fn is_closed(&self) -> bool {
+        match self {
+            SendRequest::H1(s) => s.is_closed(),
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => s.is_closed(),
+        }
+    }
+
+    fn is_h2(&self) -> bool {
+        !matches!(self, SendRequest::H1(_))
+    }
+
+    /// Whether a request can go now (an idle HTTP/1.1 connection, an open HTTP/2 one).
+    fn ready_now(&mut self) -> bool {
+        match self {
+            SendRequest::H1(s) => matches!(s.ready().now_or_never(), Some(Ok(()))),
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => !s.is_closed(),
+        }
+    }
+
+    async fn try_send_request(
+        &mut self,
+        req: Request<Body>,
+    ) -> Result<Response<Incoming>, TrySendError<Request<Body>>> {
+        match self {
+            SendRequest::H1(s) => s.try_send_request(req).await,
+            #[cfg(feature = "http2")]
+            SendRequest::H2(s) => {
+                // HTTP/2 is ready once the connection is; wait for it here (a stream slot).
+                if let Err(e) = s.ready().await {
+                    tracing::debug!(target: "mcp", error = %e, "HTTP/2 connection not ready");
+                }
+                s.try_send_request(req).await
+            }
+        }
+    }
+}
 
 fn transport_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::TransportError, message.into())
@@ -93,7 +141,7 @@ pub(super) struct Io<R, C> {
     url: Target,
     options: HttpClientOptions,
     headers: HeaderMap,
-    pool: Mutex<Vec<(HostPort, SendRequest<Body>, CancellationToken)>>,
+    pool: Mutex<Vec<(HostPort, SendRequest, CancellationToken)>>,
     shutdown: CancellationToken,
     /// One authorization flow at a time.
     #[cfg(feature = "oauth")]
@@ -109,7 +157,7 @@ pub(super) struct Io<R, C> {
 /// A connection taken from the pool for one exchange; given back once the body was read.
 struct Lease {
     key: HostPort,
-    sender: SendRequest<Body>,
+    sender: SendRequest,
     kill: Kill,
 }
 
@@ -129,6 +177,114 @@ impl Drop for Kill {
         if let Some(token) = self.0.take() {
             token.cancel();
         }
+    }
+}
+
+/// How a client connection ended: set by its task when hyper's connection future fails.
+#[derive(Clone, Default)]
+struct ConnEnd {
+    ended: CancellationToken,
+    reason: Arc<Mutex<Option<String>>>,
+}
+
+impl ConnEnd {
+    fn record(&self, e: &hyper::Error) {
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            reason = format!("{reason}: {s}");
+            source = s.source();
+        }
+        self.record_text(reason);
+    }
+
+    /// The first IO error of the connection (what hyper may report only as "canceled").
+    fn record_io(&self, e: &std::io::Error) {
+        self.record_text(e.to_string());
+    }
+
+    fn record_text(&self, reason: String) {
+        // rustls reports an alert after the handshake (a refused client certificate, in
+        // TLS 1.3) as text: say what it means.
+        #[cfg(feature = "tls")]
+        let reason = match crate::tls::alert_meaning(&reason) {
+            Some(meaning) => format!("{reason} ({meaning})"),
+            None => reason,
+        };
+        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(reason);
+        }
+    }
+
+    /// The reason, once the connection's task ended (waiting for it a little: the request
+    /// learns of the end first).
+    async fn reason<R: Runtime, C>(&self, io: &Io<R, C>) -> Option<String> {
+        let wait = io.rt.sleep_until(io.rt.now() + Duration::from_secs(1));
+        let _ = select(Box::pin(self.ended.cancelled()), wait).await;
+        self.reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// A client connection's IO, recording its first error in its [`ConnEnd`].
+struct Recording<I> {
+    inner: I,
+    end: ConnEnd,
+}
+
+impl<I> Recording<I> {
+    fn seen<T>(&self, r: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        if let Poll::Ready(Err(e)) = &r {
+            self.end.record_io(e);
+        }
+        r
+    }
+}
+
+impl<I: hyper::rt::Read + Unpin> hyper::rt::Read for Recording<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        self.seen(r)
+    }
+}
+
+impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for Recording<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.seen(r)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let r = Pin::new(&mut self.inner).poll_flush(cx);
+        self.seen(r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.seen(r)
     }
 }
 
@@ -484,50 +640,113 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         }
     }
 
-    async fn connect(&self, target: &Target) -> Result<(SendRequest<Body>, Kill), Error> {
+    async fn connect(&self, target: &Target) -> Result<(SendRequest, Kill, ConnEnd), Error> {
         let what = format!("connecting to {}", target.url);
         self.timed(self.options.connect_timeout, &what, async {
-            let io = self
+            let mut to = Destination::new(target.host.clone(), target.port);
+            to.secure = target.secure;
+            to.offer_h2 = self.options.http2;
+            #[cfg(feature = "tls")]
+            {
+                to.tls = self.options.tls.clone();
+            }
+            let connected = self
                 .connector
-                .connect(&target.host, target.port)
+                .connect(&to)
                 .await
                 .map_err(|e| transport_error(format!("{what}: {e}")).with_source(e))?;
-            let (sender, conn) = http1::handshake::<_, Body>(io)
-                .await
-                .map_err(|e| transport_error(format!("{what}: {e}")))?;
+            let h2 = connected.http2 || (!target.secure && self.options.h2c);
+            let end = ConnEnd::default();
+            let io = Recording {
+                inner: connected.io,
+                end: end.clone(),
+            };
             let kill = CancellationToken::new();
             let killed = kill.clone();
+            let handshake_failed = |e: hyper::Error| transport_error(format!("{what}: {e}"));
+            let (sender, conn): (SendRequest, BoxFuture<Result<(), hyper::Error>>) = if h2 {
+                #[cfg(feature = "http2")]
+                {
+                    let (sender, conn) = hyper::client::conn::http2::Builder::new(
+                        crate::hyper_io::RuntimeExecutor(self.rt.clone()),
+                    )
+                    .timer(crate::hyper_io::RuntimeTimer::new(self.rt.clone()))
+                    .handshake::<_, Body>(io)
+                    .await
+                    .map_err(handshake_failed)?;
+                    (SendRequest::H2(sender), Box::pin(conn))
+                }
+                #[cfg(not(feature = "http2"))]
+                {
+                    return Err(transport_error(format!(
+                        "{what}: the server chose HTTP/2, which needs the feature `http2`"
+                    )));
+                }
+            } else {
+                let (sender, conn) = http1::handshake::<_, Body>(io)
+                    .await
+                    .map_err(handshake_failed)?;
+                (SendRequest::H1(sender), Box::pin(conn))
+            };
+            let ended = end.clone();
             self.rt.spawn(Box::pin(async move {
-                match select(Box::pin(conn), killed.cancelled()).await {
+                match select(conn, killed.cancelled()).await {
                     Either::Left((Err(e), _)) => {
                         tracing::debug!(target: "mcp", error = %e, "HTTP client connection ended with an error");
+                        ended.record(&e);
                     }
                     Either::Left((Ok(()), _)) => {}
                     Either::Right(_) => {
                         tracing::debug!(target: "mcp", "HTTP client connection closed: its exchange was given up");
                     }
                 }
+                ended.ended.cancel();
             }));
-            Ok((sender, Kill(Some(kill))))
+            Ok((sender, Kill(Some(kill)), end))
         })
         .await
     }
 
-    fn pooled(&self, key: &HostPort) -> Option<(SendRequest<Body>, Kill)> {
+    /// An idle HTTP/1.1 connection to `key` (taken out of the pool), or the HTTP/2 one (a
+    /// clone of its sender: it stays in the pool for every exchange, which cannot end it).
+    fn pooled(&self, key: &HostPort) -> Option<(SendRequest, Kill)> {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(pos) = pool.iter().rposition(|(k, _, _)| k == key) {
+            #[cfg(feature = "http2")]
+            if let Some((_, SendRequest::H2(sender), _)) = pool.get(pos) {
+                if !sender.is_closed() {
+                    return Some((SendRequest::H2(sender.clone()), Kill(None)));
+                }
+                pool.swap_remove(pos);
+                continue;
+            }
             let (_, mut sender, kill) = pool.swap_remove(pos);
             let kill = Kill(Some(kill));
-            if let Some(Ok(())) = sender.ready().now_or_never() {
+            if sender.ready_now() {
                 return Some((sender, kill));
             }
         }
         None
     }
 
+    /// Keeps a new HTTP/2 connection in the pool from its start (every exchange shares it);
+    /// the returned sender is the exchange's, with no kill switch of its own.
+    #[cfg(feature = "http2")]
+    fn share_h2(&self, key: &HostPort, sender: SendRequest, kill: Kill) -> (SendRequest, Kill) {
+        let SendRequest::H2(h2) = sender else {
+            return (sender, kill);
+        };
+        if let Some(token) = kill.disarm() {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.push((key.clone(), SendRequest::H2(h2.clone()), token));
+        }
+        (SendRequest::H2(h2), Kill(None))
+    }
+
     fn release(&self, lease: Lease) {
         let Lease { key, sender, kill } = lease;
-        if sender.is_closed() || self.shutdown.is_cancelled() {
+        // An HTTP/2 connection never left the pool.
+        if sender.is_h2() || sender.is_closed() || self.shutdown.is_cancelled() {
             return;
         }
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -594,15 +813,24 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         let key = target.key();
         // A pooled connection the server closed meanwhile hands the request back unsent:
         // retry it on a fresh connection.
-        let mut fresh = false;
+        let mut fresh = None;
         loop {
             let (mut sender, kill) = match self.pooled(&key) {
                 Some(s) => s,
                 None => {
-                    fresh = true;
-                    self.connect(target).await?
+                    let (sender, kill, end) = self.connect(target).await?;
+                    fresh = Some(end);
+                    #[cfg(feature = "http2")]
+                    let (sender, kill) = self.share_h2(&key, sender, kill);
+                    (sender, kill)
                 }
             };
+            if sender.is_h2() {
+                // HTTP/2 requests carry `:scheme` and `:authority`: the absolute form.
+                if let Ok(uri) = target.absolute().parse() {
+                    *req.uri_mut() = uri;
+                }
+            }
             let sent = self
                 .timed(timeout, what, async {
                     Ok(sender.try_send_request(req).await)
@@ -611,9 +839,21 @@ impl<R: Runtime, C: Connector> Io<R, C> {
             match sent {
                 Ok(resp) => return Ok((resp, Lease { key, sender, kill })),
                 Err(mut e) => match e.take_message() {
-                    Some(r) if !fresh => req = r,
+                    Some(r) if fresh.is_none() => req = r,
                     _ => {
-                        return Err(transport_error(format!("{what}: {}", e.into_error())));
+                        let mut msg = format!("{what}: {}", e.into_error());
+                        // A new connection that failed its first request: what ended it (a
+                        // TLS alert after the handshake, such as a refused client
+                        // certificate) says more than hyper's "canceled".
+                        if let Some(end) = &fresh
+                            && let Some(reason) = end.reason(self).await
+                        {
+                            msg = format!("{what}: the connection failed: {reason}");
+                        }
+                        if !target.secure && msg.contains("invalid HTTP version") {
+                            msg.push_str(" (does the server speak TLS? an https:// URL)");
+                        }
+                        return Err(transport_error(msg));
                     }
                 },
             }

@@ -39,15 +39,18 @@ impl<T: HttpFetch + ?Sized> HttpFetch for Arc<T> {
 }
 
 /// [`HttpFetch`] over a [`Connector`] on a [`Runtime`]: one HTTP/1.1 connection per
-/// exchange, bounded in time (10 s by default) and reply size (1 MiB by default). `http://`
-/// URLs only, unless [`tls`](Self::tls) says the connector speaks TLS itself (then `https://`
-/// only).
+/// exchange, bounded in time (10 s by default) and reply size (1 MiB by default). `https://`
+/// URLs are fetched over TLS (the connector's, with the [`tls_config`](Self::tls_config)
+/// policy; feature `tls` for [`TcpConnector`](crate::driver::TcpConnector)), `http://` ones
+/// in the clear unless [`tls`](Self::tls) refuses them.
 pub struct ConnectorFetch<R, C> {
     rt: R,
     connector: Arc<C>,
     timeout: Duration,
     max_body: usize,
     tls: bool,
+    #[cfg(feature = "tls")]
+    tls_config: Option<crate::tls::TlsClientConfig>,
 }
 
 impl<R, C> std::fmt::Debug for ConnectorFetch<R, C> {
@@ -69,6 +72,8 @@ impl<R: Runtime, C: Connector> ConnectorFetch<R, C> {
             timeout: Duration::from_secs(10),
             max_body: 1 << 20,
             tls: false,
+            #[cfg(feature = "tls")]
+            tls_config: None,
         }
     }
 
@@ -84,10 +89,17 @@ impl<R: Runtime, C: Connector> ConnectorFetch<R, C> {
         self
     }
 
-    /// The connector's connections are TLS (it does the handshake in `connect`): `https://`
-    /// URLs are fetched (default port 443) and `http://` ones refused.
+    /// `https://` URLs only: `http://` ones are refused.
     pub fn tls(mut self, tls: bool) -> Self {
         self.tls = tls;
+        self
+    }
+
+    /// The TLS policy of `https://` fetches (roots, client certificate); default: the
+    /// `webpki-roots` bundle (feature `tls`).
+    #[cfg(feature = "tls")]
+    pub fn tls_config(mut self, config: crate::tls::TlsClientConfig) -> Self {
+        self.tls_config = Some(config);
         self
     }
 }
@@ -104,7 +116,9 @@ impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
         let rt = self.rt.clone();
         let connector = self.connector.clone();
         let max = self.max_body;
-        let tls = self.tls;
+        let https_only = self.tls;
+        #[cfg(feature = "tls")]
+        let tls_config = self.tls_config.clone();
         let deadline = rt.now()
             + mcp_proto::Duration::from_micros(
                 u64::try_from(self.timeout.as_micros()).unwrap_or(u64::MAX),
@@ -113,12 +127,16 @@ impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
             let url = request.uri().to_string();
             let exchange = async {
                 let (mut parts, body) = request.into_parts();
-                let (scheme, default_port) = if tls { ("https", 443) } else { ("http", 80) };
-                if parts.uri.scheme_str() != Some(scheme) {
-                    return Err(Error::invalid_params(format!(
-                        "{url}: this fetcher takes {scheme}:// URLs only"
-                    )));
-                }
+                let (secure, default_port) = match parts.uri.scheme_str() {
+                    Some("https") => (true, 443),
+                    Some("http") if !https_only => (false, 80),
+                    _ => {
+                        let schemes = if https_only { "https://" } else { "http:// and https://" };
+                        return Err(Error::invalid_params(format!(
+                            "{url}: this fetcher takes {schemes} URLs only"
+                        )));
+                    }
+                };
                 let authority = parts
                     .uri
                     .authority()
@@ -129,10 +147,17 @@ impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
                     .trim_start_matches('[')
                     .trim_end_matches(']');
                 let port = authority.port_u16().unwrap_or(default_port);
+                let mut to = crate::http_client::Destination::new(host, port);
+                to.secure = secure;
+                #[cfg(feature = "tls")]
+                {
+                    to.tls = tls_config;
+                }
                 let io = connector
-                    .connect(host, port)
+                    .connect(&to)
                     .await
-                    .map_err(|e| transport(format!("connecting to {url}: {e}")))?;
+                    .map_err(|e| transport(format!("connecting to {url}: {e}")))?
+                    .io;
                 let (mut sender, conn) = http1::handshake::<_, Full<Bytes>>(io)
                     .await
                     .map_err(|e| transport(format!("{url}: {e}")))?;
