@@ -131,7 +131,11 @@ impl<R: Runtime, C: Connector> HttpFetch for ConnectorFetch<R, C> {
                     Some("https") => (true, 443),
                     Some("http") if !https_only => (false, 80),
                     _ => {
-                        let schemes = if https_only { "https://" } else { "http:// and https://" };
+                        let schemes = if https_only {
+                            "https://"
+                        } else {
+                            "http:// and https://"
+                        };
                         return Err(Error::invalid_params(format!(
                             "{url}: this fetcher takes {schemes} URLs only"
                         )));

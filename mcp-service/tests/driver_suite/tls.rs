@@ -412,8 +412,9 @@ pub async fn wss_websocket<D: Listen>(rt: D) {
                 .unwrap();
         let c = client.call_tool("count", json!({"n": 2})).await.unwrap();
         assert_eq!(text(&c), "counted to 2");
+        // Handlers over WebSocket see the upgrade request's head.
         let v = client.call_tool("version", json!({})).await.unwrap();
-        assert_eq!(text(&v), "not HTTP");
+        assert_eq!(text(&v), "HTTP/1.1");
         client.shutdown().await;
         // The default roots do not know the test CA.
         let e = driver::connect_ws(rt.clone(), &url, ClientOptions::default())
