@@ -373,12 +373,10 @@ impl LocalHandlers {
         Fut: Future<Output = Result<R, Error>> + 'static,
         R: super::ToolOutput + Send + 'static,
     {
-        let mut tool = Tool::new(name, Default::default());
-        let description = description.into();
-        if !description.is_empty() {
-            tool.description = Some(description);
-        }
-        self.typed_tool_with(tool, handler)
+        self.typed_tool_with(
+            super::typed::named(name.into(), description.into()),
+            handler,
+        )
     }
 
     /// [`ServerBuilder::typed_tool_with`] for a handler that need not be `Send` (feature

@@ -203,6 +203,16 @@ pub(super) fn typed<T: schemars::JsonSchema, R: ToolOutput>(mut tool: Tool) -> R
     Ok(tool)
 }
 
+/// A tool of `name` whose schemas are still to be derived, with `description` unless empty.
+#[cfg(feature = "schemars")]
+pub(super) fn named(name: String, description: String) -> Tool {
+    let mut tool = Tool::new(name, JsonObject::new());
+    if !description.is_empty() {
+        tool.description = Some(description);
+    }
+    tool
+}
+
 #[cfg(feature = "schemars")]
 impl super::ServerBuilder {
     /// Registers a tool whose schemas come from its handler's types (feature `schemars`): the
@@ -251,12 +261,7 @@ impl super::ServerBuilder {
         Fut: std::future::Future<Output = Result<R, Error>> + Send + 'static,
         R: ToolOutput + 'static,
     {
-        let mut tool = Tool::new(name, JsonObject::new());
-        let description = description.into();
-        if !description.is_empty() {
-            tool.description = Some(description);
-        }
-        self.typed_tool_with(tool, handler)
+        self.typed_tool_with(named(name.into(), description.into()), handler)
     }
 
     /// [`typed_tool`](Self::typed_tool) for a [`Tool`] with more than a name and a description
