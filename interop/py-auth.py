@@ -3,7 +3,8 @@
 the RFC 9728 challenge without a token, served with one (an httpx client with the header),
 and the 403 step-up challenge for a tool whose scope the token lacks.
 
-    .venv/bin/python py-auth.py --url URL --tokens JSON   (JSON: the line auth-server.mjs printed)
+    .venv/bin/python py-auth.py --url URL --tokens JSON [--ca PEM]
+        (JSON: the line auth-server.mjs printed; --ca: trust that CA for an https:// URL)
 
 Prints one line per check ("ok"/"FAIL"), then "N passed, M failed"; exits 1 on any failure.
 """
@@ -11,6 +12,7 @@ Prints one line per check ("ok"/"FAIL"), then "N passed, M failed"; exits 1 on a
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import traceback
 from typing import Any
@@ -51,18 +53,20 @@ def first_text(content: list[Any]) -> str:
 
 
 async def main(argv: list[str]) -> int:
-    url, auth = None, None
+    url, auth, verify = None, None, True
     while argv:
         a = argv.pop(0)
         if a == "--url":
             url = argv.pop(0)
         elif a == "--tokens":
             auth = json.loads(argv.pop(0))
+        elif a == "--ca":
+            verify = ssl.create_default_context(cafile=argv.pop(0))
         else:
             print(f"unknown argument {a}", file=sys.stderr)
             return 2
     if not url or not auth:
-        print("usage: py-auth.py --url URL --tokens JSON", file=sys.stderr)
+        print("usage: py-auth.py --url URL --tokens JSON [--ca PEM]", file=sys.stderr)
         return 2
     parts = urlsplit(url)
     metadata_url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
@@ -70,7 +74,7 @@ async def main(argv: list[str]) -> int:
     w = Walk()
     try:
         with anyio.fail_after(90):
-            async with httpx2.AsyncClient(timeout=TIMEOUT) as raw:
+            async with httpx2.AsyncClient(verify=verify, timeout=TIMEOUT) as raw:
                 async def no_token():
                     r = await raw.post(url, json=INIT, headers=ACCEPT)
                     assert r.status_code == 401, (r.status_code, r.text)
@@ -114,7 +118,7 @@ async def main(argv: list[str]) -> int:
                 await w.check("a tool whose scope the token lacks: 403 insufficient_scope", step_up)
 
             async def refused():
-                async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+                async with httpx2.AsyncClient(verify=verify, timeout=TIMEOUT) as http:
                     try:
                         async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=TIMEOUT):
                             pass
@@ -124,7 +128,7 @@ async def main(argv: list[str]) -> int:
             await w.check("the SDK client without a token is refused", refused)
 
             async def served(token: str, tool: str, args: dict[str, Any], text: str | None):
-                async with httpx2.AsyncClient(headers=bearer(token), timeout=httpx2.Timeout(30.0, read=60.0)) as http:
+                async with httpx2.AsyncClient(verify=verify, headers=bearer(token), timeout=httpx2.Timeout(30.0, read=60.0)) as http:
                     async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=TIMEOUT) as c:
                         tools = [t.name for t in (await c.list_tools()).tools]
                         assert "echo" in tools, tools

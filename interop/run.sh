@@ -9,7 +9,7 @@
 #                   and, over HTTP, -> `everything --transport sse` (Streamable HTTP at /mcp and
 #                   legacy HTTP+SSE at /sse on one port, tokio)
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
-#   ts-auth.mjs, py-auth.py  both SDK clients with a bearer token -> `everything --auth-jwks` (our
+#   ts-auth.mjs, py-auth.py  both SDK clients with a bearer token over HTTPS -> `everything --auth-jwks` (our
 #                   server as an OAuth resource server; the JWKS and tokens from auth-server.mjs)
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
 #                   over stdio, Streamable HTTP, legacy HTTP+SSE, and the probe (to both)
@@ -371,12 +371,26 @@ trap - EXIT
 # each SDK client must be refused with a 401 and the RFC 9728 challenge without a token, served
 # with one (a bearer header), and refused with a 403 step-up challenge for a tool whose scope
 # (`--auth-tool-scope echo=echo:call`) its token lacks.
+# Over HTTPS: a CA and a certificate for 127.0.0.1 made here with openssl, which the TypeScript
+# client trusts through NODE_EXTRA_CA_CERTS and the Python one through --ca.
 auth_pids=()
+tls_dir="$(mktemp -d)"
 stop_auth() { for p in "${auth_pids[@]}"; do kill "$p" 2>/dev/null || true; done; auth_pids=(); }
-trap stop_auth EXIT
+trap 'stop_auth; rm -rf "$tls_dir"' EXIT
+(
+    cd "$tls_dir"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj "/CN=interop test CA" -keyout ca.key -out ca.pem \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+        -keyout key.pem -out server.csr
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext.cnf
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile ext.cnf -out cert.pem
+) > /dev/null 2>&1
 for rt in $RUNTIMES; do
     port="$(free_port)"
-    url="http://127.0.0.1:$port/mcp"
+    url="https://127.0.0.1:$port/mcp"
     as_log="$(mktemp)"
     node auth-server.mjs "$url" "https://auth.interop.test" >"$as_log" 2>&1 &
     auth_pids+=("$!")
@@ -391,7 +405,8 @@ for rt in $RUNTIMES; do
     if [ -n "$jwks" ]; then
         "$BIN/everything" --runtime "$rt" --transport http --host 127.0.0.1 --port "$port" \
             --auth-jwks "$jwks" --auth-issuer "https://auth.interop.test" --auth-scope mcp \
-            --auth-tool-scope echo=echo:call 2>"$ev_log" &
+            --auth-tool-scope echo=echo:call --tls-cert "$tls_dir/cert.pem" \
+            --tls-key "$tls_dir/key.pem" 2>"$ev_log" &
         auth_pids+=("$!")
         for _ in $(seq 1 100); do
             grep -q 'serving http' "$ev_log" && break
@@ -399,10 +414,10 @@ for rt in $RUNTIMES; do
         done
     fi
     if [ -n "$jwks" ] && grep -q 'serving http' "$ev_log"; then
-        walk "ts-auth (TypeScript SDK, bearer token) -> everything ($rt) as an OAuth resource server" \
-            node ts-auth.mjs --url "$url" --tokens "$tokens"
-        walk "py-auth (Python SDK, bearer token) -> everything ($rt) as an OAuth resource server" \
-            .venv/bin/python py-auth.py --url "$url" --tokens "$tokens"
+        walk "ts-auth (TypeScript SDK, bearer token, HTTPS) -> everything ($rt) as an OAuth resource server" \
+            env NODE_EXTRA_CA_CERTS="$tls_dir/ca.pem" node ts-auth.mjs --url "$url" --tokens "$tokens"
+        walk "py-auth (Python SDK, bearer token, HTTPS) -> everything ($rt) as an OAuth resource server" \
+            .venv/bin/python py-auth.py --url "$url" --tokens "$tokens" --ca "$tls_dir/ca.pem"
     else
         echo "FAIL the resource-server walk ($rt) did not start: $(cat "$as_log" "$ev_log")"
         total_failed=$((total_failed + 2))
@@ -411,6 +426,7 @@ for rt in $RUNTIMES; do
     stop_auth
     rm -f "$as_log" "$ev_log"
 done
+rm -rf "$tls_dir"
 trap - EXIT
 
 echo
