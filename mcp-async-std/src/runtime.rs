@@ -44,12 +44,18 @@ pub(crate) fn incoming(listener: TcpListener) -> io::Result<Incoming<Async<TcpSt
 }
 
 /// Connects to `host:port` (names resolved on `blocking`'s thread pool), trying each address.
-pub(crate) fn connect_tcp(host: &str, port: u16) -> BoxFuture<io::Result<Async<TcpStream>>> {
+/// The addresses of `host`, resolved on the blocking thread pool.
+pub(crate) fn resolve(host: &str, port: u16) -> BoxFuture<io::Result<Vec<SocketAddr>>> {
     let host = host.to_owned();
+    Box::pin(blocking::unblock(move || {
+        (host.as_str(), port).to_socket_addrs().map(Vec::from_iter)
+    }))
+}
+
+pub(crate) fn connect_tcp(host: &str, port: u16) -> BoxFuture<io::Result<Async<TcpStream>>> {
+    let resolved = resolve(host, port);
     Box::pin(async move {
-        let addrs: Vec<SocketAddr> =
-            blocking::unblock(move || (host.as_str(), port).to_socket_addrs().map(Vec::from_iter))
-                .await?;
+        let addrs: Vec<SocketAddr> = resolved.await?;
         let mut last = io::Error::new(
             io::ErrorKind::NotFound,
             "the host name resolved to no address",
@@ -102,6 +108,10 @@ macro_rules! async_io_runtime {
                 port: u16,
             ) -> BoxFuture<io::Result<Async<TcpStream>>> {
                 connect_tcp(host, port)
+            }
+
+            fn resolve(&self, host: &str, port: u16) -> BoxFuture<io::Result<Vec<SocketAddr>>> {
+                resolve(host, port)
             }
         }
 

@@ -179,3 +179,34 @@ fn smol_json_replies() {
 /// The drivers of `mcp-async-std` (their listeners are `std`'s).
 trait AsyncIoDriver: mcp_async_std::Driver<TcpListener = std::net::TcpListener> {}
 impl<R: mcp_async_std::Driver<TcpListener = std::net::TcpListener>> AsyncIoDriver for R {}
+
+/// A URL a server chose (an OAuth fetch) whose host name resolves into the client's own
+/// network is refused before any connection is made, unless the MCP server is on that network
+/// too: on async-std and smol.
+#[cfg(feature = "oauth")]
+#[test]
+fn server_chosen_names_that_resolve_into_the_clients_network_are_refused() {
+    use mcp_service::driver::Driver;
+    use mcp_service::http_client::{AddressCheck, Connector, Destination};
+    async fn walk<D: Driver>(rt: D) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connector = mcp_service::driver::TcpConnector(rt);
+        let mut to = Destination::new("localhost", port);
+        to.check = Some(AddressCheck::same_network_as("https://93.184.216.34/mcp").unwrap());
+        match connector.connect(&to).await {
+            Ok(_) => panic!("a public server sent the client to localhost"),
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}");
+                assert!(e.to_string().contains("loopback"), "{e}");
+            }
+        }
+        assert!(listener.accept().is_err());
+        let local = format!("http://127.0.0.1:{port}/mcp");
+        to.check = Some(AddressCheck::same_network_as(&local).unwrap());
+        assert!(connector.connect(&to).await.is_ok());
+    }
+    async_std::task::block_on(walk(mcp_async_std::AsyncStdRuntime::new()));
+    smol::block_on(walk(mcp_async_std::SmolRuntime::new()));
+}

@@ -83,6 +83,85 @@ pub struct Destination {
     /// bundle, no client certificate).
     #[cfg(feature = "tls")]
     pub tls: Option<crate::tls::TlsClientConfig>,
+    /// Which of the addresses the host resolves to may be connected to, for a URL the client
+    /// fetches on a server's say-so (OAuth's metadata and endpoints): see [`AddressCheck`].
+    /// `None`: any. A connector that resolves names itself must apply it to every address
+    /// before connecting to it ([`TcpConnector`](crate::driver::TcpConnector) does).
+    pub check: Option<AddressCheck>,
+}
+
+/// Which addresses a connection may reach: the rule a connector applies to each address a
+/// host name resolves to before connecting (so that a server-chosen name that resolves into
+/// the client's own network is refused as its address literal would be). It judges an
+/// address against the addresses of a reference host (the MCP server's).
+#[derive(Clone)]
+pub struct AddressCheck {
+    server: (String, u16),
+    check: std::sync::Arc<AddressRule>,
+}
+
+/// An address judged against the reference host's addresses.
+type AddressRule =
+    dyn Fn(&[std::net::IpAddr], std::net::IpAddr) -> Result<(), String> + Send + Sync;
+
+impl std::fmt::Debug for AddressCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AddressCheck")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AddressCheck {
+    /// A rule judging each address (second argument) against the addresses `server_host`
+    /// resolves to (first argument; empty when it resolves to none): `Err` says why the
+    /// address is refused.
+    pub fn new(
+        server_host: impl Into<String>,
+        server_port: u16,
+        check: impl Fn(&[std::net::IpAddr], std::net::IpAddr) -> Result<(), String>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        AddressCheck {
+            server: (server_host.into(), server_port),
+            check: std::sync::Arc::new(check),
+        }
+    }
+
+    /// The rule of OAuth's fetches for the MCP server at `server_url` (feature `oauth`; see
+    /// [`oauth`](crate::oauth)'s SSRF rules): a public address always, a cloud metadata
+    /// address never, a loopback, private or link-local one only when the server is on that
+    /// same kind of network (by its URL's host or the addresses it resolves to).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidParams`](mcp_proto::ErrorKind::InvalidParams) for a URL that does
+    /// not parse or has no host.
+    #[cfg(feature = "oauth")]
+    pub fn same_network_as(server_url: &str) -> Result<Self, Error> {
+        let url = url::Url::parse(server_url)
+            .map_err(|e| Error::invalid_params(format!("invalid URL {server_url:?}: {e}")))?;
+        crate::oauth::ssrf_address_check(&url)
+            .ok_or_else(|| Error::invalid_params(format!("{server_url}: the URL has no host")))
+    }
+
+    /// The reference host and port.
+    pub fn server(&self) -> (&str, u16) {
+        (&self.server.0, self.server.1)
+    }
+
+    /// Whether `ip` may be connected to, given the addresses the reference host resolves to.
+    ///
+    /// # Errors
+    /// Why `ip` is refused.
+    pub fn allows(
+        &self,
+        server_addrs: &[std::net::IpAddr],
+        ip: std::net::IpAddr,
+    ) -> Result<(), String> {
+        (self.check)(server_addrs, ip)
+    }
 }
 
 impl Destination {
@@ -95,6 +174,7 @@ impl Destination {
             offer_h2: false,
             #[cfg(feature = "tls")]
             tls: None,
+            check: None,
         }
     }
 }

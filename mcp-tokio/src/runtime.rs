@@ -118,6 +118,16 @@ impl Driver for TokioRuntime {
         }))
     }
 
+    fn resolve(&self, host: &str, port: u16) -> BoxFuture<io::Result<Vec<std::net::SocketAddr>>> {
+        let host = host.to_owned();
+        let _guard = self.handle.enter();
+        Box::pin(async move {
+            Ok(tokio::net::lookup_host((host.as_str(), port))
+                .await?
+                .collect())
+        })
+    }
+
     fn connect_tcp(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::TcpStream>> {
         let host = host.to_owned();
         let _guard = self.handle.enter();

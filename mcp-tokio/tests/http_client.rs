@@ -621,3 +621,33 @@ async fn http_errors_fail_only_their_request() {
     assert_eq!(text(&r), "3");
     client.ping().await.unwrap();
 }
+
+/// A URL a server chose (an OAuth fetch) whose host name resolves into the client's own
+/// network is refused before any connection is made, unless the MCP server is on that network
+/// too.
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn server_chosen_names_that_resolve_into_the_clients_network_are_refused() {
+    use mcp_service::http_client::{AddressCheck, Connector, Destination};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connector = mcp_tokio::TcpConnector(mcp_tokio::TokioRuntime::current());
+    let mut to = Destination::new("localhost", port);
+    to.check = Some(AddressCheck::same_network_as("https://93.184.216.34/mcp").unwrap());
+    match connector.connect(&to).await {
+        Ok(_) => panic!("a public server sent the client to localhost"),
+        Err(e) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains("refused to connect to localhost"), "{msg}");
+            assert!(msg.contains("loopback"), "{msg}");
+        }
+    }
+    // Nothing reached the listener.
+    assert!(listener.accept().is_err());
+    // A server on loopback may send the client to another loopback name.
+    let local = format!("http://127.0.0.1:{port}/mcp");
+    to.check = Some(AddressCheck::same_network_as(&local).unwrap());
+    assert!(connector.connect(&to).await.is_ok());
+}

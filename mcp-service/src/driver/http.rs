@@ -200,7 +200,10 @@ impl<D: Driver> Connector for TcpConnector<D> {
     type Io = crate::hyper_io::BoxedIo;
 
     fn connect(&self, to: &Destination) -> BoxFuture<std::io::Result<Connected<Self::Io>>> {
-        let connect = self.0.connect_tcp(&to.host, to.port);
+        let connect = match &to.check {
+            None => self.0.connect_tcp(&to.host, to.port),
+            Some(check) => vetted_tcp(self.0.clone(), to.host.clone(), to.port, check.clone()),
+        };
         if !to.secure {
             return Box::pin(async move { Ok(Connected::new(D::hyper_io(connect.await?))) });
         }
@@ -226,6 +229,50 @@ impl<D: Driver> Connector for TcpConnector<D> {
             })
         }
     }
+}
+
+/// A TCP connection to `host` at an address of it that `check` allows: every address the
+/// name resolves to is judged before any is connected to, so a refused one is never reached.
+#[cfg(feature = "http-client")]
+fn vetted_tcp<D: Driver>(
+    rt: D,
+    host: String,
+    port: u16,
+    check: crate::http_client::AddressCheck,
+) -> BoxFuture<std::io::Result<D::TcpStream>> {
+    Box::pin(async move {
+        let (server_host, server_port) = check.server();
+        // The server's own addresses say which network it is on (none: judged by its URL).
+        let server_addrs: Vec<std::net::IpAddr> = rt
+            .resolve(server_host, server_port)
+            .await
+            .map(|addrs| addrs.iter().map(std::net::SocketAddr::ip).collect())
+            .unwrap_or_default();
+        let addrs = rt.resolve(&host, port).await?;
+        let mut refused = None;
+        let mut last = None;
+        for addr in addrs {
+            if let Err(why) = check.allows(&server_addrs, addr.ip()) {
+                refused.get_or_insert(why);
+                continue;
+            }
+            match rt.connect_tcp(&addr.ip().to_string(), port).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(match (last, refused) {
+            (Some(e), _) => e,
+            (None, Some(why)) => std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("refused to connect to {host}: {why}"),
+            ),
+            (None, None) => std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{host} resolved to no address"),
+            ),
+        })
+    })
 }
 
 /// Connects a client on `rt` to the Streamable HTTP endpoint at `url` (`http://`, or

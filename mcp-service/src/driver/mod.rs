@@ -92,6 +92,27 @@ pub trait Driver: Runtime {
     /// not resolve, a refused or unreachable address).
     fn connect_tcp(&self, host: &str, port: u16) -> BoxFuture<io::Result<Self::TcpStream>>;
 
+    /// The addresses `host` (a name or an IP address, without brackets) resolves to, with
+    /// `port`, resolved without blocking the runtime's threads. The default takes IP
+    /// addresses only (a name fails with `Unsupported`); the drivers of this workspace
+    /// resolve names.
+    ///
+    /// # Errors
+    /// The resolver's `io::Error` (a name that does not resolve).
+    fn resolve(&self, host: &str, port: u16) -> BoxFuture<io::Result<Vec<SocketAddr>>> {
+        let parsed = host.parse::<std::net::IpAddr>();
+        let host = host.to_owned();
+        Box::pin(async move {
+            match parsed {
+                Ok(ip) => Ok(vec![SocketAddr::new(ip, port)]),
+                Err(_) => Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("this driver does not resolve host names ({host})"),
+                )),
+            }
+        })
+    }
+
     /// How hyper reads and writes one of these streams (HTTP and WebSocket, server and
     /// client). The default goes through the stream's `futures-io` side
     /// ([`FuturesIo`](crate::hyper_io::FuturesIo)), which has to initialise each read buffer

@@ -17,6 +17,8 @@ pub(super) struct Target {
     pub(super) port: u16,
     pub(super) authority: String,
     pub(super) path: String,
+    /// The addresses a new connection for it may reach (an OAuth fetch on a server's say-so).
+    pub(super) check: Option<super::AddressCheck>,
 }
 
 impl Target {
@@ -68,6 +70,7 @@ impl Target {
             port,
             authority,
             path,
+            check: None,
         })
     }
 

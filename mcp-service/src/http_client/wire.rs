@@ -646,6 +646,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
             let mut to = Destination::new(target.host.clone(), target.port);
             to.secure = target.secure;
             to.offer_h2 = self.options.http2;
+            to.check = target.check.clone();
             #[cfg(feature = "tls")]
             {
                 to.tls = self.options.tls.clone();
@@ -1130,7 +1131,8 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                     return Ok(());
                 }
             };
-            match self.auth_exchange(what, req).await {
+            let check = flow.address_check();
+            match self.auth_exchange(what, req, check).await {
                 Ok(reply) => flow.handle_response(SystemTime::now(), reply)?,
                 Err(e) => flow.handle_error(e.message())?,
             }
@@ -1145,12 +1147,14 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         &self,
         what: &str,
         req: Request<Vec<u8>>,
+        check: Option<super::AddressCheck>,
     ) -> Result<Response<Vec<u8>>, Error> {
         let fail = |msg: String| Error::new(ErrorKind::Unauthorized, format!("{what}: {msg}"));
         let (parts, body) = req.into_parts();
         let step = format!("authorization: {} {}", parts.method, parts.uri);
-        let target =
+        let mut target =
             Target::parse(&parts.uri.to_string()).map_err(|e| fail(format!("{step}: {e}")))?;
+        target.check = check;
         let host = HeaderValue::try_from(target.authority.as_str())
             .map_err(|_| fail(format!("{step}: invalid host")))?;
         let mut req = Request::builder()

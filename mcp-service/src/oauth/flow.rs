@@ -405,6 +405,17 @@ impl AuthFlow {
         Ok(req)
     }
 
+    /// The rule for the addresses the request the flow just gave ([`step`](Self::step))
+    /// may connect to, for the connector to apply to each address its host resolves to
+    /// ([`super::ssrf`]); `None` for no rule (private addresses allowed, or the identity
+    /// provider's token endpoint, which the application chose).
+    pub fn address_check(&self) -> Option<crate::http_client::AddressCheck> {
+        if self.config.allow_private_addresses || matches!(self.state, State::TokenExchange) {
+            return None;
+        }
+        super::ssrf::address_check(&self.server_url)
+    }
+
     /// The request about to be made may go where it points ([`super::ssrf`]): the user's
     /// browser opens the authorization URL, but a headless approval fetches it too. The
     /// identity provider's token endpoint is the application's choice, not the server's, and

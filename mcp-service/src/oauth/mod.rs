@@ -62,6 +62,7 @@ mod grant;
 mod jwt;
 mod pkce;
 mod ssrf;
+pub(crate) use ssrf::address_check as ssrf_address_check;
 mod store;
 
 use std::sync::Arc;

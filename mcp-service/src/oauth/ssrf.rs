@@ -17,8 +17,11 @@
 //! - the `resource_metadata` URL of a `WWW-Authenticate` challenge is used only on the MCP
 //!   server's own origin (otherwise the well-known URLs of that origin are tried instead).
 //!
-//! Host names other than `localhost` and the metadata names are not resolved here: a name
-//! that resolves to a private address is not caught by these rules.
+//! Host names are judged once more where they are resolved: the HTTP client gives each of
+//! these fetches an [`AddressCheck`](crate::http_client::AddressCheck) with the same rules,
+//! which the connector applies to every address the name resolves to before connecting (a
+//! public name that resolves to `10.0.0.1` is refused as `10.0.0.1` would be; the MCP server's
+//! own addresses count as its network).
 //!
 //! [`OAuthConfig::allow_private_addresses`]: super::OAuthConfig::allow_private_addresses
 
@@ -114,6 +117,43 @@ fn zone_of_v6(ip: Ipv6Addr) -> Zone {
     }
 }
 
+/// The connect-time form of [`check`] for the MCP server at `server`: each resolved address
+/// judged by its zone against the server's (its URL's, or any of its resolved addresses').
+pub(crate) fn address_check(server: &Url) -> Option<crate::http_client::AddressCheck> {
+    let host = match server.host()? {
+        Host::Domain(d) => d.to_owned(),
+        Host::Ipv4(a) => a.to_string(),
+        Host::Ipv6(a) => a.to_string(),
+    };
+    let port = server.port_or_known_default().unwrap_or(443);
+    let server_zone = zone(server);
+    Some(crate::http_client::AddressCheck::new(
+        host,
+        port,
+        move |server_addrs, ip| {
+            let to = zone_of_ip(ip);
+            match to {
+                Zone::Public => Ok(()),
+                Zone::Metadata => Err(format!(
+                    "{ip} is {}, which the client never connects to on a server's say-so \
+                     (OAuthConfig::allow_private_addresses to allow it)",
+                    to.describe()
+                )),
+                _ if to == server_zone || server_addrs.iter().any(|a| zone_of_ip(*a) == to) => {
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "{ip} is {} while the MCP server is on {}: a server may not send the \
+                     client into its own network (OAuthConfig::allow_private_addresses to \
+                     allow it)",
+                    to.describe(),
+                    server_zone.describe()
+                )),
+            }
+        },
+    ))
+}
+
 /// Whether the flow may fetch `url` for the MCP server at `server`; `Err` says why not.
 pub(super) fn check(server: &Url, url: &Url, allow_private: bool) -> Result<(), String> {
     if !matches!(url.scheme(), "http" | "https") {
@@ -146,6 +186,31 @@ mod tests {
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn resolved_addresses_are_judged_like_literals() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let public = address_check(&u("https://mcp.example.com/mcp")).unwrap();
+        assert_eq!(public.server(), ("mcp.example.com", 443));
+        assert!(public.allows(&[], ip("93.184.216.34")).is_ok());
+        let e = public
+            .allows(&[ip("93.184.216.34")], ip("10.0.0.1"))
+            .unwrap_err();
+        assert!(e.contains("private") && e.contains("public"), "{e}");
+        assert!(public.allows(&[], ip("127.0.0.1")).is_err());
+        assert!(public.allows(&[], ip("::ffff:192.168.0.1")).is_err());
+        // A server whose name resolves into a private network may send the client there.
+        assert!(public.allows(&[ip("10.1.2.3")], ip("10.0.0.1")).is_ok());
+        // Metadata never, whatever the server's network.
+        let e = public
+            .allows(&[ip("169.254.1.1")], ip("169.254.169.254"))
+            .unwrap_err();
+        assert!(e.contains("metadata"), "{e}");
+        let local = address_check(&u("http://127.0.0.1:8080/mcp")).unwrap();
+        assert_eq!(local.server(), ("127.0.0.1", 8080));
+        assert!(local.allows(&[], ip("::1")).is_ok());
+        assert!(local.allows(&[], ip("192.168.1.1")).is_err());
     }
 
     #[test]
