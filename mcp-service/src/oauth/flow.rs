@@ -406,9 +406,9 @@ impl AuthFlow {
     }
 
     /// The rule for the addresses the request the flow just gave ([`step`](Self::step))
-    /// may connect to, for the connector to apply to each address its host resolves to
-    /// (the SSRF rules of [`crate::oauth`]); `None` for no rule (private addresses allowed, or the identity
-    /// provider's token endpoint, which the application chose).
+    /// may connect to, for the connector to apply to each address its host resolves to (the
+    /// SSRF rules of [`crate::oauth`]); `None` for no rule (private addresses allowed, or
+    /// the identity provider's token endpoint, which the application chose).
     pub fn address_check(&self) -> Option<crate::http_client::AddressCheck> {
         if self.config.allow_private_addresses || matches!(self.state, State::TokenExchange) {
             return None;
