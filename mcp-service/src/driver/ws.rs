@@ -103,7 +103,9 @@ async fn serve_ws_inner<D: Driver>(
                     match accepted {
                         Ok((stream, _)) => {
                             let io = Box::new(crate::hyper_io::FuturesIo::new(stream));
-                            ws::serve_connection(rt, server, config, io, addr).await;
+                            // Boxed: a TLS connection's future is large (debug builds
+                            // would copy it across small thread stacks).
+                            Box::pin(ws::serve_connection(rt, server, config, io, addr)).await;
                         }
                         Err(e) => {
                             tracing::debug!(target: "mcp", %addr, error = %e, "TLS handshake failed");
@@ -111,7 +113,7 @@ async fn serve_ws_inner<D: Driver>(
                     }
                     return;
                 }
-                ws::serve_connection(rt, server, config, D::hyper_io(stream), addr).await;
+                Box::pin(ws::serve_connection(rt, server, config, D::hyper_io(stream), addr)).await;
             }
         },
     )
@@ -187,9 +189,10 @@ pub async fn connect_ws_tls<D: Driver>(
     let target = ws::client_request(url)?;
     let tcp = connect_tcp(&rt, url, &target).await?;
     if !target.secure {
-        return ws::connect_over(rt, tcp, url, target, options).await;
+        return Box::pin(ws::connect_over(rt, tcp, url, target, options)).await;
     }
-    let (stream, _) = crate::tls::connect(tls, &target.host, tcp, false)
+    // Boxed: the TLS handshake's and the WebSocket client's futures are large.
+    let (stream, _) = Box::pin(crate::tls::connect(tls, &target.host, tcp, false))
         .await
         .map_err(|e| {
             Error::new(
@@ -197,5 +200,5 @@ pub async fn connect_ws_tls<D: Driver>(
                 format!("cannot connect to {url}: {e}"),
             )
         })?;
-    ws::connect_over(rt, stream, url, target, options).await
+    Box::pin(ws::connect_over(rt, stream, url, target, options)).await
 }
