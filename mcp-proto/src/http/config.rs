@@ -206,7 +206,7 @@ impl Default for Cors {
 }
 
 /// Makes the event store of each new session (called once per session).
-pub type EventStoreFactory = Arc<dyn Fn() -> Box<dyn EventStore> + Send + Sync>;
+pub type EventStoreFactory = Arc<dyn Fn(super::SessionId) -> Box<dyn EventStore> + Send + Sync>;
 
 /// The `x-mcp-header` annotations of the server's tools, by tool name (see
 /// [`EndpointConfig::tool_headers`]).
@@ -311,6 +311,12 @@ pub struct EndpointConfig {
     /// sessions' requests name it, so that a router can send each request to its shard.
     /// `None` (the default): the endpoint is alone.
     pub shard: Option<super::Shard>,
+    /// This endpoint's number among several instances (processes, machines) that serve one
+    /// MCP endpoint together and share their sessions' events (default 0: alone). The SSE
+    /// streams of its sessions are numbered from `instance << 32`, so the event ids of two
+    /// instances never collide and a `Last-Event-ID` says which instance's stream it names
+    /// ([`stream_instance`](super::stream_instance)).
+    pub instance: u32,
 }
 
 impl fmt::Debug for EndpointConfig {
@@ -340,6 +346,7 @@ impl fmt::Debug for EndpointConfig {
             .field("legacy_sse", &self.legacy_sse)
             .field("tool_headers", &self.tool_headers.is_some())
             .field("shard", &self.shard)
+            .field("instance", &self.instance)
             .finish()
     }
 }
@@ -398,7 +405,15 @@ impl EndpointConfig {
             legacy_sse: None,
             tool_headers: None,
             shard: None,
+            instance: 0,
         }
+    }
+
+    /// Sets [`instance`](Self::instance): this endpoint's number among the instances that
+    /// share one endpoint's sessions.
+    pub fn instance(mut self, instance: u32) -> Self {
+        self.instance = instance;
+        self
     }
 
     /// Sets the request path of the endpoint (default `/mcp`).
@@ -556,5 +571,5 @@ impl EndpointConfig {
 }
 
 fn memory_store_factory(max_events: usize, max_bytes: usize) -> EventStoreFactory {
-    Arc::new(move || Box::new(MemoryEventStore::new(max_events, max_bytes)) as Box<dyn EventStore>)
+    Arc::new(move |_| Box::new(MemoryEventStore::new(max_events, max_bytes)) as Box<dyn EventStore>)
 }

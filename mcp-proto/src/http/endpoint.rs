@@ -91,6 +91,20 @@ pub struct PeerAddr(pub IpAddr);
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SessionOwner(pub String);
 
+/// What an instance needs to serve a handshake-era session another instance opened
+/// ([`Endpoint::session_snapshot`], [`Endpoint::adopt_session`]).
+#[derive(Debug, Clone)]
+pub struct SessionSnapshot {
+    /// The negotiated protocol version.
+    pub version: ProtocolVersion,
+    /// The client's `Implementation` object.
+    pub client_info: Box<serde_json::value::RawValue>,
+    /// The client's capabilities object.
+    pub client_capabilities: Box<serde_json::value::RawValue>,
+    /// Who opened it ([`SessionOwner`]), when an authentication layer named one.
+    pub owner: Option<String>,
+}
+
 /// A [`session::Event`](Event) of one session.
 #[derive(Debug, Clone)]
 pub struct SessionEvent {
@@ -122,6 +136,8 @@ pub struct Stats {
     pub sessions_created: u64,
     /// Sessions that expired.
     pub sessions_expired: u64,
+    /// Sessions another instance opened, taken over ([`Endpoint::adopt_session`]).
+    pub sessions_adopted: u64,
     /// Sessions ended by DELETE.
     pub sessions_deleted: u64,
     /// Idle sessions ended to make room for a new one (at
@@ -834,8 +850,9 @@ impl Endpoint {
             Ok(sid) => sid,
             Err(refused) => return refused.reply(),
         };
-        let store = self.config.event_store.as_ref().map(|f| f());
+        let store = self.config.event_store.as_ref().map(|f| f(sid));
         let mut entry = Entry::new(session, store, false, now);
+        entry.next_logical = self.first_stream();
         self.set_peer(&mut entry, peer);
         entry.owner = owner_of(parts).map(String::from);
         self.stats.sessions_created += 1;
@@ -1172,7 +1189,7 @@ impl Endpoint {
     fn resume(&mut self, entry: &mut Entry, sid: SessionId, last: Option<&str>) -> Response<Body> {
         let Some((l, after)) = last
             .and_then(parse_event_id)
-            .filter(|(l, _)| *l >= 1 && *l < entry.next_logical)
+            .filter(|(l, _)| *l >= self.first_stream() && *l < entry.next_logical)
         else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -1360,6 +1377,113 @@ impl Endpoint {
     /// The ids of the sessions alive.
     pub fn sessions(&self) -> impl Iterator<Item = SessionId> + '_ {
         self.sessions.keys().copied()
+    }
+
+    /// The first stream number of this endpoint's sessions: 1, or past its
+    /// [`instance`](super::EndpointConfig::instance)'s prefix.
+    fn first_stream(&self) -> u64 {
+        (u64::from(self.config.instance) << 32).max(1)
+    }
+
+    /// What another instance needs to serve session `sid` (see
+    /// [`adopt_session`](Self::adopt_session)): `None` unless it is a handshake-era
+    /// stateful session past its handshake.
+    pub fn session_snapshot(&self, sid: SessionId) -> Option<SessionSnapshot> {
+        let e = self.sessions.get(&sid)?;
+        if e.transient || e.legacy || e.session.state() != State::Ready {
+            return None;
+        }
+        Some(SessionSnapshot {
+            version: e.session.version()?,
+            client_info: e.session.peer_info()?.to_owned(),
+            client_capabilities: e.session.peer_capabilities()?.to_owned(),
+            owner: e.owner.clone(),
+        })
+    }
+
+    /// The session a request names that this endpoint does not hold: a handshake-era
+    /// request whose `MCP-Session-Id` is well formed but unknown here. An endpoint sharing
+    /// its sessions with other instances looks it up in the shared store and, found,
+    /// [adopts](Self::adopt_session) it before it handles the request. `None` for every
+    /// other request (no id, a session held here, a 2026-07-28 or stateless-mode request).
+    pub fn missing_session(&self, parts: &Parts) -> Option<SessionId> {
+        if self.config.stateless
+            || self.shutting_down
+            || self.modern_version(parts).is_some()
+            || !parts.uri.path().eq(self.config.path.as_str())
+        {
+            return None;
+        }
+        let raw = parts.headers.get(&MCP_SESSION_ID)?;
+        let sid = SessionId::parse(raw.to_str().ok()?.trim())?;
+        (!self.sessions.contains_key(&sid)).then_some(sid)
+    }
+
+    /// Takes over session `sid`, which another instance opened and described in `snapshot`:
+    /// a session past its handshake, at its negotiated version, with its client's info and
+    /// capabilities and its owner. Its first [`poll_event`](Self::poll_event) is the
+    /// session's [`Event::Ready`], so that the application sets the session up as after a
+    /// handshake. Requests in flight elsewhere stay there; this one serves what comes here.
+    ///
+    /// # Errors
+    /// [`ErrorKind::AlreadyConnected`] when the endpoint holds `sid` already;
+    /// [`ErrorKind::LimitExceeded`] when there is no room for another session (every slot
+    /// busy); [`ErrorKind::ProtocolVersionMismatch`] or [`ErrorKind::InvalidParams`] when
+    /// the snapshot names a version this endpoint does not serve or info that is not JSON
+    /// objects.
+    ///
+    /// ```
+    /// use mcp_proto::http::{Endpoint, EndpointConfig, SessionId, SessionSnapshot};
+    /// use mcp_proto::{Instant, ProtocolVersion, session::Config};
+    /// use serde_json::value::RawValue;
+    ///
+    /// let mut ep = Endpoint::new(EndpointConfig::new(Config::new("s", "1")));
+    /// let obj = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+    /// let snapshot = SessionSnapshot {
+    ///     version: ProtocolVersion::V2025_06_18,
+    ///     client_info: obj(r#"{"name":"c","version":"1"}"#),
+    ///     client_capabilities: obj("{}"),
+    ///     owner: None,
+    /// };
+    /// let sid = SessionId::from_u128(42);
+    /// ep.adopt_session(Instant::ZERO, sid, snapshot).unwrap();
+    /// assert!(ep.session(sid).is_some());
+    /// assert_eq!(ep.session_snapshot(sid).unwrap().version, ProtocolVersion::V2025_06_18);
+    /// ```
+    pub fn adopt_session(
+        &mut self,
+        now: Instant,
+        sid: SessionId,
+        snapshot: SessionSnapshot,
+    ) -> Result<(), Error> {
+        if self.sessions.contains_key(&sid) {
+            return Err(Error::new(
+                ErrorKind::AlreadyConnected,
+                "the endpoint holds this session already",
+            ));
+        }
+        let mut session = Session::server_ready(
+            self.config.session.clone(),
+            snapshot.version,
+            snapshot.client_info,
+            snapshot.client_capabilities,
+        )?;
+        if self.config.response_mode == ResponseMode::JsonOnly {
+            session.requests_refused = Some(REQUESTS_NEED_SSE);
+        }
+        if !self.make_room(now) {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                "no room for another session",
+            ));
+        }
+        let store = self.config.event_store.as_ref().map(|f| f(sid));
+        let mut entry = Entry::new(session, store, false, now);
+        entry.next_logical = self.first_stream();
+        entry.owner = snapshot.owner;
+        self.stats.sessions_adopted += 1;
+        self.settle(now, sid, entry, None);
+        Ok(())
     }
 
     /// Runs `f` on session `sid`, then routes what it produced: the one way to reach a
@@ -1880,6 +2004,11 @@ impl Endpoint {
         };
         if entry.standalone == Some(l) {
             entry.standalone = None;
+        }
+        if matches!(s.kind, Kind::Post { json: false, .. })
+            && let Some(store) = entry.store.as_mut()
+        {
+            store.end(l);
         }
         let Some(id) = s.conn else {
             return;

@@ -20,6 +20,13 @@ pub trait EventStore: Send {
     /// greater than `after`, in increasing order.
     fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8]));
 
+    /// Stream `stream` is complete: the last event stored for it was its last (the answer
+    /// of the POST it carried). The memory store ignores it; a store shared with other
+    /// instances records it, so that one resuming the stream there knows to end it.
+    fn end(&mut self, stream: u64) {
+        let _ = stream;
+    }
+
     /// Number of events retained.
     fn len(&self) -> usize;
 

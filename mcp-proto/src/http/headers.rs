@@ -152,6 +152,31 @@ pub(crate) fn origin_allowed(list: &AllowList, origin: &str) -> bool {
     }
 }
 
+/// The request's `Last-Event-ID`, parsed as an event id of this crate's endpoints:
+/// `(stream, seq)` from `<stream>-<seq>`. `None` when it is absent, repeated or not of that form.
+///
+/// ```
+/// use mcp_proto::http::{last_event_id, stream_instance};
+///
+/// let req = http::Request::get("/mcp").header("last-event-id", "4294967298-7").body(()).unwrap();
+/// let (stream, seq) = last_event_id(&req.into_parts().0).unwrap();
+/// assert_eq!((stream_instance(stream), seq), (1, 7)); // stream 2 of instance 1
+/// ```
+pub fn last_event_id(parts: &::http::request::Parts) -> Option<(u64, u64)> {
+    let mut all = parts.headers.get_all(&LAST_EVENT_ID).iter();
+    let first = all.next()?;
+    if all.next().is_some() {
+        return None;
+    }
+    parse_event_id(first.to_str().ok()?.trim())
+}
+
+/// Which instance ([`EndpointConfig::instance`](super::EndpointConfig::instance)) numbered
+/// SSE stream `stream`.
+pub fn stream_instance(stream: u64) -> u32 {
+    (stream >> 32) as u32
+}
+
 /// Parses a `Last-Event-ID` of this endpoint: `<stream>-<seq>`, both decimal.
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.split_once('-')?;

@@ -97,10 +97,13 @@ pub use config::{
     LegacySse, ResponseMode, ToolHeaders,
 };
 pub use endpoint::{
-    DeferredHead, Endpoint, PeerAddr, SessionEvent, SessionOwner, Stats, reply_status,
+    DeferredHead, Endpoint, PeerAddr, SessionEvent, SessionOwner, SessionSnapshot, Stats,
+    reply_status,
 };
 pub use event_store::{EventStore, MemoryEventStore};
-pub use headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+pub use headers::{
+    LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, last_event_id, stream_instance,
+};
 pub use reply::{Body, StreamId, StreamPoll};
 pub use session_id::SessionId;
 pub use shard::{MAX_SHARDS, Shard};
