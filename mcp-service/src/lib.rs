@@ -103,6 +103,8 @@
 #![deny(missing_docs)]
 
 pub mod cancel;
+#[cfg(feature = "http-server")]
+pub mod cluster;
 pub mod peer;
 pub mod runtime;
 pub mod service;
