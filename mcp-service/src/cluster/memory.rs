@@ -238,12 +238,6 @@ impl SessionStore for MemoryStores {
             if record.subscriptions.len() >= limits.max_subscriptions {
                 return ready(Err(too_many_subscriptions(limits.max_subscriptions)));
             }
-            if record.size() + uri.len() > limits.max_record_bytes {
-                return ready(Err(record_too_large(
-                    record.size() + uri.len(),
-                    limits.max_record_bytes,
-                )));
-            }
             record.subscriptions.insert(uri.to_owned());
         }
         ready(Ok(true))

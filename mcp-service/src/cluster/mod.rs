@@ -3,7 +3,7 @@
 //!
 //! Each kind of shared state has a trait, with an in-process implementation here
 //! ([`MemoryStores`], shared by its clones: two servers in one process, or a test) and one
-//! on Redis (feature `redis`, not built yet):
+//! on Redis (`RedisStores`, feature `redis`):
 //!
 //! - [`SessionStore`]: what another instance needs to serve a handshake-era session it did
 //!   not open ([`SessionRecord`]: the negotiated version, the client's info and
@@ -28,7 +28,11 @@ use crate::Error;
 
 pub mod contract;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 
+#[cfg(feature = "redis")]
+pub use self::redis::RedisStores;
 pub use memory::MemoryStores;
 
 /// The future a store's operation returns.
