@@ -850,9 +850,7 @@ impl Endpoint {
             Ok(sid) => sid,
             Err(refused) => return refused.reply(),
         };
-        let store = self.config.event_store.as_ref().map(|f| f(sid));
-        let mut entry = Entry::new(session, store, false, now);
-        entry.next_logical = self.first_stream();
+        let mut entry = self.stateful_entry(session, sid, now);
         self.set_peer(&mut entry, peer);
         entry.owner = owner_of(parts).map(String::from);
         self.stats.sessions_created += 1;
@@ -1385,6 +1383,15 @@ impl Endpoint {
         (u64::from(self.config.instance) << 32).max(1)
     }
 
+    /// The entry of stateful session `sid` (opened here or adopted): its event store, and
+    /// its streams numbered in this instance's range.
+    fn stateful_entry(&self, session: Session, sid: SessionId, now: Instant) -> Entry {
+        let store = self.config.event_store.as_ref().map(|f| f(sid));
+        let mut entry = Entry::new(session, store, false, now);
+        entry.next_logical = self.first_stream();
+        entry
+    }
+
     /// What another instance needs to serve session `sid` (see
     /// [`adopt_session`](Self::adopt_session)): `None` unless it is a handshake-era
     /// stateful session past its handshake.
@@ -1477,9 +1484,7 @@ impl Endpoint {
                 "no room for another session",
             ));
         }
-        let store = self.config.event_store.as_ref().map(|f| f(sid));
-        let mut entry = Entry::new(session, store, false, now);
-        entry.next_logical = self.first_stream();
+        let mut entry = self.stateful_entry(session, sid, now);
         entry.owner = snapshot.owner;
         self.stats.sessions_adopted += 1;
         self.settle(now, sid, entry, None);
