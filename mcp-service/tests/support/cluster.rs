@@ -1,10 +1,49 @@
-//! A real `redis-server` for a test: the one `MCP_TEST_REDIS_URL` names, or a child process
-//! on a free loopback port, killed when the guard drops. Without either, the test is
-//! skipped with a notice, unless `MCP_REQUIRE_REDIS=1` (as in CI), where it fails.
+//! The store contract run by each driver crate on its runtimes: the in-memory stores, and
+//! the Redis stores on a real `redis-server` (the one `MCP_TEST_REDIS_URL` names, or a child
+//! process on a free loopback port, killed when the guard drops). Without either server the
+//! Redis half is skipped with a notice, unless `MCP_REQUIRE_REDIS=1` (as in CI), where it
+//! fails.
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use mcp_service::Runtime;
+use mcp_service::cluster::{
+    Bus, EventLog, KeyStore, MemoryStores, RedisStores, SessionStore, contract,
+};
+
+/// Every contract suite against `a`, with `b` as the other instance (bus and keys).
+pub async fn contract_suite<S, R>(a: &S, b: &S, rt: &R)
+where
+    S: SessionStore + EventLog + Bus + KeyStore,
+    R: Runtime,
+{
+    contract::session_store(a, rt).await.unwrap();
+    contract::event_log(a, rt).await.unwrap();
+    contract::bus(a, b, rt).await.unwrap();
+    contract::key_store(a, b).await.unwrap();
+    contract::limits(a, b, rt).await.unwrap();
+}
+
+/// The contract against the in-memory stores: two clones are two instances.
+pub async fn memory<R: Runtime>(rt: R) {
+    let a = MemoryStores::new(contract::contract_limits(), rt.clone());
+    contract_suite(&a, &a.clone(), &rt).await;
+}
+
+/// The contract against the Redis stores: two connections are two instances, and two
+/// members of one connection are too.
+pub async fn redis<R: Runtime>(rt: R) {
+    let Some(server) = redis_server() else {
+        return;
+    };
+    let connect = || RedisStores::connect(&server.url, "mcp-test:", contract::contract_limits());
+    let a = connect().await.unwrap();
+    let b = connect().await.unwrap();
+    contract_suite(&a, &b, &rt).await;
+    contract::bus(&a, &a.member().unwrap(), &rt).await.unwrap();
+}
 
 /// A Redis server for one test.
 pub struct RedisServer {
