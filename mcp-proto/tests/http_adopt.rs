@@ -14,7 +14,7 @@ use http::{Response, StatusCode};
 use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::http::{
     Body, Endpoint, EndpointConfig, EventStore, MemoryEventStore, SessionId, SessionOwner,
-    SessionSnapshot, StreamId, StreamPoll, last_event_id, stream_instance,
+    SessionSnapshot, StreamId, StreamPoll, last_event_id, stream_instance, stream_is_standalone,
 };
 use mcp_proto::session::{Config, Event};
 use mcp_proto::{ErrorKind, Instant, ProtocolVersion, RequestId};
@@ -344,4 +344,82 @@ fn the_store_learns_where_post_streams_end_and_which_session_it_serves() {
     parts.headers.insert("last-event-id", last.parse().unwrap());
     let (stream, _) = last_event_id(&parts).unwrap();
     assert_eq!(*ends.lock().unwrap(), [init_stream[0], stream]);
+}
+
+#[test]
+fn a_numbered_instance_marks_its_standalone_streams_and_resumes_them() {
+    let mut ep = Endpoint::new(config(2));
+    let sid = open(&mut ep, None);
+    let id = SessionId::parse(&sid).unwrap();
+    let mut get = request("GET", Some(&sid), None);
+    get.headers.insert(
+        "accept",
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    let r = ep.handle_request(NOW, &get, b"", None);
+    assert_eq!(r.status(), 200);
+    let standalone = stream_of(&r);
+    ep.with_session(NOW, id, |s| {
+        s.notify("notifications/tools/list_changed", None).unwrap();
+    })
+    .unwrap();
+    let (bytes, closed) = pull(&mut ep, standalone);
+    assert!(!closed);
+    let ids = event_ids(&bytes);
+    let last = ids
+        .iter()
+        .rev()
+        .find(|i| !i.is_empty())
+        .expect("an event id");
+    let mut parts = request("GET", None, None);
+    parts.headers.insert("last-event-id", last.parse().unwrap());
+    let (stream, seq) = last_event_id(&parts).unwrap();
+    assert_eq!(stream_instance(stream), 2);
+    assert!(
+        stream_is_standalone(stream),
+        "{last} marks a standalone stream"
+    );
+
+    // A POST's stream is not marked.
+    let list = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#;
+    let r = ep.handle_request(
+        NOW,
+        &request("POST", Some(&sid), None),
+        list.as_bytes(),
+        None,
+    );
+    let s = stream_of(&r);
+    answer(&mut ep);
+    let (bytes, _) = pull(&mut ep, s);
+    let post_last = event_ids(&bytes).pop().unwrap();
+    let mut parts = request("GET", None, None);
+    parts
+        .headers
+        .insert("last-event-id", post_last.parse().unwrap());
+    let (post_stream, _) = last_event_id(&parts).unwrap();
+    assert_eq!(stream_instance(post_stream), 2);
+    assert!(!stream_is_standalone(post_stream));
+
+    // The standalone stream drops, a notification goes to the store, and resuming the
+    // marked stream here replays it and goes on.
+    ep.stream_closed(NOW, standalone);
+    ep.with_session(NOW, id, |s| {
+        s.notify("notifications/prompts/list_changed", None)
+            .unwrap();
+    })
+    .unwrap();
+    let mut resume = get.clone();
+    resume
+        .headers
+        .insert("last-event-id", last.parse().unwrap());
+    let r = ep.handle_request(NOW, &resume, b"", None);
+    assert_eq!(r.status(), 200);
+    let (bytes, closed) = pull(&mut ep, stream_of(&r));
+    assert!(!closed, "the resumed standalone stream goes on");
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.contains("prompts/list_changed"), "{text}");
+    assert!(
+        text.contains(&format!("id: {stream}-{}", seq + 1)),
+        "{text}"
+    );
 }

@@ -22,8 +22,8 @@ use ::http::{Method, Response, StatusCode};
 use super::config::{EndpointConfig, ResponseMode};
 use super::event_store::EventStore;
 use super::headers::{
-    self, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, host_allowed, is_json,
-    origin_allowed, parse_event_id, single,
+    self, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, STANDALONE_STREAM, accepts,
+    host_allowed, is_json, origin_allowed, parse_event_id, single,
 };
 use super::reply::{Body, StreamId, StreamPoll};
 use super::session_id::SessionId;
@@ -1167,8 +1167,13 @@ impl Endpoint {
     /// Opens the session's standalone stream (a new logical stream on a new connection) and
     /// returns both; the caller writes its first event.
     fn new_standalone(&mut self, entry: &mut Entry, sid: SessionId) -> (u64, StreamId) {
-        let l = entry.next_logical;
+        let mut l = entry.next_logical;
         entry.next_logical += 1;
+        if self.config.instance != 0 {
+            // A numbered instance marks its standalone streams, so that another instance
+            // resuming one knows it goes on after its events (see `stream_is_standalone`).
+            l |= STANDALONE_STREAM;
+        }
         let conn = self.new_conn(sid, l, true);
         entry.streams.insert(
             l,
@@ -1185,10 +1190,9 @@ impl Endpoint {
     /// A GET with `Last-Event-ID: <l>-<seq>`: replays stream `l` after `seq`, then goes on with
     /// it if it is still live (closing the connection that pulled it before, if any).
     fn resume(&mut self, entry: &mut Entry, sid: SessionId, last: Option<&str>) -> Response<Body> {
-        let Some((l, after)) = last
-            .and_then(parse_event_id)
-            .filter(|(l, _)| *l >= self.first_stream() && *l < entry.next_logical)
-        else {
+        let Some((l, after)) = last.and_then(parse_event_id).filter(|(l, _)| {
+            *l >= self.first_stream() && (*l & !STANDALONE_STREAM) < entry.next_logical
+        }) else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 TRANSPORT_ERROR,

@@ -177,6 +177,27 @@ pub fn stream_instance(stream: u64) -> u32 {
     (stream >> 32) as u32
 }
 
+/// The bit of a stream number that marks the standalone GET stream of a numbered instance
+/// (one whose [`instance`](super::EndpointConfig::instance) is not 0).
+pub(crate) const STANDALONE_STREAM: u64 = 1 << 31;
+
+/// Whether SSE stream `stream` is the standalone GET stream of a session on a numbered
+/// instance ([`EndpointConfig::instance`](super::EndpointConfig::instance) ≥ 1): a stream that
+/// goes on after its last event, where a POST's stream ends with its answer. Another instance
+/// resuming it replays its events and then serves the session's notifications itself. Always
+/// `false` for instance 0, whose streams are numbered 1, 2, 3, … as they always were.
+///
+/// ```
+/// use mcp_proto::http::stream_is_standalone;
+///
+/// assert!(stream_is_standalone((1 << 32) | (1 << 31) | 2));
+/// assert!(!stream_is_standalone((1 << 32) | 2)); // a POST's stream on instance 1
+/// assert!(!stream_is_standalone(2)); // instance 0
+/// ```
+pub fn stream_is_standalone(stream: u64) -> bool {
+    stream_instance(stream) != 0 && stream & STANDALONE_STREAM != 0
+}
+
 /// Parses a `Last-Event-ID` of this endpoint: `<stream>-<seq>`, both decimal.
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.split_once('-')?;
