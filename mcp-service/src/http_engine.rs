@@ -70,10 +70,24 @@ impl std::fmt::Debug for HttpBody {
 /// The chunks of a streamed reply body. Dropping it before it ends tells the engine the client
 /// went away (not a cancellation: the session keeps going).
 pub struct SseStream {
-    id: StreamId,
+    /// The endpoint's stream; `None` for a body fed from the cluster's event log.
+    id: Option<StreamId>,
     rx: mpsc::Receiver<Vec<u8>>,
-    engine: UnboundedSender<StreamId>,
+    engine: Option<UnboundedSender<StreamId>>,
     done: bool,
+}
+
+impl SseStream {
+    /// A body fed by a task of its own (a stream another instance answers, followed in the
+    /// cluster's event log).
+    fn detached(rx: mpsc::Receiver<Vec<u8>>) -> Self {
+        SseStream {
+            id: None,
+            rx,
+            engine: None,
+            done: false,
+        }
+    }
 }
 
 impl std::fmt::Debug for SseStream {
@@ -95,8 +109,10 @@ impl Stream for SseStream {
 
 impl Drop for SseStream {
     fn drop(&mut self) {
-        if !self.done {
-            let _ = self.engine.unbounded_send(self.id);
+        if !self.done
+            && let (Some(engine), Some(id)) = (&self.engine, self.id)
+        {
+            let _ = engine.unbounded_send(id);
         }
     }
 }
@@ -412,9 +428,202 @@ pub struct HttpEngine<R: Runtime> {
     paced: Vec<SessionId>,
     /// [`HttpHandle::shut_down`] was called.
     stopping: bool,
+    /// The stores shared with other instances, when the server has them.
+    cluster: Option<EngineCluster>,
 }
 
 type Reply = oneshot::Sender<http::Response<HttpBody>>;
+
+/// How far a request got with the cluster's stores.
+enum Stage {
+    /// Just arrived.
+    Fresh,
+    /// Its session was looked up in the store (and taken over, if it was there).
+    Adopted,
+    /// A resumption of another instance's standalone stream: these events, replayed from
+    /// the log, go before the session's standalone stream here.
+    Chained(Vec<u8>),
+}
+
+/// What a cluster task sends back to its engine.
+// As `Msg`: nearly every one carries a request.
+#[allow(clippy::large_enum_variant)]
+enum Back {
+    /// The store's record of a session this engine does not hold.
+    Loaded {
+        sid: SessionId,
+        record: Option<crate::cluster::SessionRecord>,
+        parts: http::request::Parts,
+        body: Vec<u8>,
+        reply: Reply,
+    },
+    /// A GET resuming another instance's standalone stream, its `Last-Event-ID` removed.
+    Chain {
+        parts: http::request::Parts,
+        body: Vec<u8>,
+        replay: Vec<u8>,
+        reply: Reply,
+    },
+}
+
+/// What the engines of a server with a cluster ([`ServerBuilder::cluster`](crate::ServerBuilder::cluster)) share.
+#[derive(Clone)]
+pub(crate) struct ClusterLink {
+    pub(crate) shared: Arc<crate::cluster::serve::Shared>,
+    /// Session `sid` is served here by the connection of this peer (with the record another
+    /// instance wrote, when it was taken over).
+    #[allow(clippy::type_complexity)]
+    pub(crate) opened:
+        Arc<dyn Fn(&Peer, SessionId, Option<&crate::cluster::SessionRecord>) + Send + Sync>,
+}
+
+/// One engine's part of the cluster.
+struct EngineCluster {
+    link: ClusterLink,
+    back_tx: UnboundedSender<Back>,
+    back: UnboundedReceiver<Back>,
+    /// The session being taken over, and its record.
+    adopting: Option<(SessionId, crate::cluster::SessionRecord)>,
+    /// When each session's record was last written or touched.
+    touched: HashMap<SessionId, Instant>,
+    /// How long a record lives untouched: the endpoint's idle timeout.
+    ttl: std::time::Duration,
+}
+
+/// A `Last-Event-ID` naming another instance's stream.
+struct Resume {
+    sid: SessionId,
+    stream: u64,
+    after: u64,
+}
+
+impl EngineCluster {
+    /// Looks session `sid` up in the store; the engine then takes it over, or answers 404.
+    fn load<R: Runtime>(
+        &self,
+        rt: &R,
+        sid: SessionId,
+        parts: http::request::Parts,
+        body: Vec<u8>,
+        reply: Reply,
+    ) {
+        let shared = self.link.shared.clone();
+        let back = self.back_tx.clone();
+        rt.spawn(Box::pin(async move {
+            let record = match shared.sessions.get(&sid.to_string()).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: cannot read the session store");
+                    let _ = reply.send(unavailable("the session store is unavailable"));
+                    return;
+                }
+            };
+            let _ = back.unbounded_send(Back::Loaded {
+                sid,
+                record,
+                parts,
+                body,
+                reply,
+            });
+        }));
+    }
+
+    /// The resumption a GET asks for, when it names another instance's stream of a session.
+    fn foreign_resume(&self, parts: &http::request::Parts) -> Option<Resume> {
+        if parts.method != http::Method::GET {
+            return None;
+        }
+        let (stream, after) = mcp_proto::http::last_event_id(parts)?;
+        let instance = mcp_proto::http::stream_instance(stream);
+        if instance == 0 || instance == self.link.shared.instance {
+            return None;
+        }
+        let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
+        let sid = SessionId::parse(sid.to_str().ok()?.trim())?;
+        Some(Resume { sid, stream, after })
+    }
+
+    /// Serves a resumption of another instance's stream from the log: a stream that ended
+    /// is replayed whole; a standalone stream is replayed, then goes on as this instance's
+    /// standalone stream of the session; a stream still being answered there is followed.
+    fn resume<R: Runtime>(
+        &self,
+        rt: &R,
+        resume: Resume,
+        mut parts: http::request::Parts,
+        body: Vec<u8>,
+        reply: Reply,
+    ) {
+        let shared = self.link.shared.clone();
+        let back = self.back_tx.clone();
+        let rt2 = rt.clone();
+        rt.spawn(Box::pin(async move {
+            let Resume { sid, stream, after } = resume;
+            let session = sid.to_string();
+            let r = match shared.replay(&session, stream, after).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: cannot read the event log");
+                    let _ = reply.send(unavailable("the event log is unavailable"));
+                    return;
+                }
+            };
+            shared.resumed();
+            if r.ended {
+                let _ = reply.send(sse(HttpBody::Full(r.bytes)));
+            } else if mcp_proto::http::stream_is_standalone(stream) {
+                parts.headers.remove(mcp_proto::http::LAST_EVENT_ID);
+                let _ = back.unbounded_send(Back::Chain {
+                    parts,
+                    body,
+                    replay: r.bytes,
+                    reply,
+                });
+            } else {
+                let (mut tx, rx) = mpsc::channel(STREAM_CHANNEL);
+                if !r.bytes.is_empty() {
+                    let _ = tx.try_send(r.bytes);
+                }
+                if reply
+                    .send(sse(HttpBody::Stream(SseStream::detached(rx))))
+                    .is_ok()
+                {
+                    shared.follow(rt2, session, stream, r.last, tx).await;
+                }
+            }
+        }));
+    }
+}
+
+/// A 200 SSE reply.
+fn sse(body: HttpBody) -> http::Response<HttpBody> {
+    let mut r = http::Response::new(body);
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    r.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache"),
+    );
+    r
+}
+
+/// A 503 with a JSON-RPC error body: the shared stores failed.
+fn unavailable(why: &str) -> http::Response<HttpBody> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32603, "message": format!("Service Unavailable: {why}")},
+    });
+    let mut r = http::Response::new(HttpBody::Full(body.to_string().into_bytes()));
+    *r.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
 
 impl<R: Runtime> std::fmt::Debug for HttpEngine<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -473,7 +682,24 @@ impl<R: Runtime> HttpEngine<R> {
             wanted: Vec::new(),
             paced: Vec::new(),
             stopping: false,
+            cluster: None,
         }
+    }
+
+    /// Serves with the stores of `link` (the server's cluster), when there is one.
+    pub(crate) fn with_cluster(mut self, link: Option<ClusterLink>) -> Self {
+        self.cluster = link.map(|link| {
+            let (back_tx, back) = mpsc::unbounded();
+            EngineCluster {
+                link,
+                back_tx,
+                back,
+                adopting: None,
+                touched: HashMap::new(),
+                ttl: self.endpoint.config().idle_timeout.into(),
+            }
+        });
+        self
     }
 
     /// Checks every request with `guard` before it reaches the engine.
@@ -574,51 +800,149 @@ impl<R: Runtime> HttpEngine<R> {
             Msg::Request { parts, body, reply } => {
                 self.queued
                     .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                let random = self.random.next();
-                // What the endpoint had before this request is not of it.
-                self.drain_events(now);
-                let resp = self.endpoint.handle_request(now, &parts, &body, random);
-                // The requests this one carried see its head.
-                self.drain_events_of(now, parts);
-                let (head, body) = resp.into_parts();
-                let held = head
-                    .extensions
-                    .get::<mcp_proto::http::DeferredHead>()
-                    .is_some();
-                let body = match body {
-                    Body::Empty => HttpBody::Empty,
-                    Body::Full(b) => HttpBody::Full(b),
-                    Body::Stream(id) => {
-                        let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
-                        self.streams.insert(
-                            id,
-                            StreamSlot {
-                                tx,
-                                want: true,
-                                held,
-                            },
-                        );
-                        self.wanted.push(id);
-                        HttpBody::Stream(SseStream {
-                            id,
-                            rx,
-                            engine: self.drops_tx.clone(),
-                            done: false,
-                        })
-                    }
-                    _ => HttpBody::Empty,
-                };
-                let resp = http::Response::from_parts(head, body);
-                if matches!(resp.body(), HttpBody::Stream(_)) {
-                    self.deferred.push((reply, resp));
-                } else {
-                    let _ = reply.send(resp);
-                }
+                self.request(parts, body, reply, now, Stage::Fresh);
             }
             Msg::ShutDown => {
                 self.stopping = true;
                 self.endpoint.shut_down(now);
             }
+        }
+    }
+
+    /// What the cluster's tasks sent back.
+    fn on_back(&mut self, back: Back, now: Instant) {
+        match back {
+            Back::Loaded {
+                sid,
+                record,
+                parts,
+                body,
+                reply,
+            } => {
+                let snapshot = record.as_ref().map(crate::cluster::snapshot_of);
+                match snapshot {
+                    Some(Ok(snapshot)) => {
+                        // What the endpoint had before is not of the adopted session.
+                        self.drain_events(now);
+                        match self.endpoint.adopt_session(now, sid, snapshot) {
+                            Ok(()) => {
+                                if let Some(c) = &mut self.cluster {
+                                    c.link.shared.adopted();
+                                    c.adopting = record.map(|r| (sid, r));
+                                    c.touched.insert(sid, now);
+                                }
+                                self.drain_events(now);
+                                if let Some(c) = &mut self.cluster {
+                                    c.adopting = None;
+                                }
+                            }
+                            Err(e) if e.kind() == ErrorKind::AlreadyConnected => {}
+                            Err(e) => {
+                                tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: cannot take over a session");
+                            }
+                        }
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: a stored session is unusable");
+                    }
+                    None => {
+                        if let Some(c) = &self.cluster {
+                            c.link.shared.unknown();
+                        }
+                    }
+                }
+                self.request(parts, body, reply, now, Stage::Adopted);
+            }
+            Back::Chain {
+                parts,
+                body,
+                replay,
+                reply,
+            } => self.request(parts, body, reply, now, Stage::Chained(replay)),
+        }
+    }
+
+    /// Handles one request; with a cluster, a request for a session held elsewhere first
+    /// goes to the store ([`Stage`]).
+    fn request(
+        &mut self,
+        parts: http::request::Parts,
+        body: Vec<u8>,
+        reply: Reply,
+        now: Instant,
+        stage: Stage,
+    ) {
+        let mut prefix = None;
+        match stage {
+            Stage::Chained(replay) => prefix = Some(replay),
+            stage => {
+                if let Some(c) = &self.cluster {
+                    if matches!(stage, Stage::Fresh)
+                        && let Some(sid) = self.endpoint.missing_session(&parts)
+                    {
+                        c.load(&self.rt, sid, parts, body, reply);
+                        return;
+                    }
+                    if let Some(resume) = c.foreign_resume(&parts) {
+                        c.resume(&self.rt, resume, parts, body, reply);
+                        return;
+                    }
+                }
+            }
+        }
+        let random = self.random.next();
+        // What the endpoint had before this request is not of it.
+        self.drain_events(now);
+        let resp = self.endpoint.handle_request(now, &parts, &body, random);
+        if let Some(c) = &self.cluster
+            && parts.method == http::Method::DELETE
+            && resp.status() == http::StatusCode::NO_CONTENT
+            && let Some(sid) = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)
+            && let Ok(sid) = sid.to_str()
+        {
+            c.link
+                .shared
+                .op(crate::cluster::Op::Remove(sid.trim().to_owned()));
+        }
+        // The requests this one carried see its head.
+        self.drain_events_of(now, parts);
+        let (head, body) = resp.into_parts();
+        let held = head
+            .extensions
+            .get::<mcp_proto::http::DeferredHead>()
+            .is_some();
+        let body = match body {
+            Body::Empty => HttpBody::Empty,
+            Body::Full(b) => HttpBody::Full(b),
+            Body::Stream(id) => {
+                let (mut tx, rx) = mpsc::channel(STREAM_CHANNEL);
+                if let Some(replay) = prefix.take().filter(|r| !r.is_empty()) {
+                    // A fresh channel has room: the replayed events go first.
+                    let _ = tx.try_send(replay);
+                }
+                self.streams.insert(
+                    id,
+                    StreamSlot {
+                        tx,
+                        want: true,
+                        held,
+                    },
+                );
+                self.wanted.push(id);
+                HttpBody::Stream(SseStream {
+                    id: Some(id),
+                    rx,
+                    engine: Some(self.drops_tx.clone()),
+                    done: false,
+                })
+            }
+            _ => HttpBody::Empty,
+        };
+        let resp = http::Response::from_parts(head, body);
+        if matches!(resp.body(), HttpBody::Stream(_)) {
+            self.deferred.push((reply, resp));
+        } else {
+            let _ = reply.send(resp);
         }
     }
 
@@ -636,7 +960,7 @@ impl<R: Runtime> HttpEngine<R> {
                         .get::<mcp_proto::http::DeferredHead>()
                         .is_some() =>
                 {
-                    Some(s.id)
+                    s.id
                 }
                 _ => None,
             };
@@ -665,7 +989,9 @@ impl<R: Runtime> HttpEngine<R> {
             }
             let (mut head, body) = resp.into_parts();
             let body = match body {
-                HttpBody::Stream(mut s) if !self.streams.contains_key(&s.id) => {
+                HttpBody::Stream(mut s)
+                    if s.id.is_some_and(|id| !self.streams.contains_key(&id)) =>
+                {
                     // The slot held the only sender: the channel is closed, and `try_recv`
                     // yields every chunk, then `Closed`.
                     let mut all = Vec::new();
@@ -694,10 +1020,12 @@ impl<R: Runtime> HttpEngine<R> {
             }
             if let Err(resp) = reply.send(http::Response::from_parts(head, body)) {
                 // The HTTP handler went away before the reply: its stream is closed.
-                if let HttpBody::Stream(mut s) = resp.into_body() {
+                if let HttpBody::Stream(mut s) = resp.into_body()
+                    && let Some(id) = s.id
+                {
                     s.done = true;
-                    self.streams.remove(&s.id);
-                    self.stream_closed(now, s.id);
+                    self.streams.remove(&id);
+                    self.stream_closed(now, id);
                     cx.waker().wake_by_ref();
                 }
             }
@@ -772,6 +1100,7 @@ impl<R: Runtime> HttpEngine<R> {
     }
 
     fn session(&mut self, sid: SessionId) {
+        let cluster = &mut self.cluster;
         let factory = &self.factory;
         let commands = &mut self.commands;
         let telemetry = &self.telemetry;
@@ -784,6 +1113,10 @@ impl<R: Runtime> HttpEngine<R> {
             // its client instead of having its stream cut.
             peer.set_output_budget(peer.output_budget().min(max_stream_buffer / 2));
             commands.push(Box::pin(rx.map(move |c| (sid, c))));
+            if let Some(c) = cluster {
+                let record = c.adopting.as_ref().filter(|(s, _)| *s == sid).map(|(_, r)| r);
+                (c.link.opened)(&peer, sid, record);
+            }
             tracing::debug!(target: "mcp", connection = peer.connection_id(), session = %sid, "HTTP session opened");
             SessionCtx {
                 dispatcher: Dispatcher::new(peer, service, telemetry.clone())
@@ -799,6 +1132,9 @@ impl<R: Runtime> HttpEngine<R> {
             return;
         }
         let closed = matches!(ev.event, Event::Closed(_));
+        if self.cluster.is_some() {
+            self.share(sid, &ev.event, now);
+        }
         self.session(sid);
         if let Some(ctx) = self.sessions.get_mut(&sid) {
             ctx.dispatcher
@@ -807,6 +1143,52 @@ impl<R: Runtime> HttpEngine<R> {
         if closed && let Some(mut ctx) = self.sessions.remove(&sid) {
             ctx.dispatcher.finish(now);
         }
+    }
+
+    /// Writes what the store must know of `event` of session `sid`: its record once its
+    /// handshake completes here, touched (at most every eighth of its life) while it is used.
+    fn share(&mut self, sid: SessionId, event: &Event, now: Instant) {
+        let Some(c) = &mut self.cluster else { return };
+        match event {
+            Event::Ready { .. } => {
+                if c.adopting.as_ref().is_some_and(|(s, _)| *s == sid) {
+                    return;
+                }
+                if let Some(snapshot) = self.endpoint.session_snapshot(sid) {
+                    let record = crate::cluster::record_of(&snapshot);
+                    c.link
+                        .shared
+                        .op(crate::cluster::Op::Put(sid.to_string(), record, c.ttl));
+                    c.touched.insert(sid, now);
+                }
+            }
+            Event::Request(_) => {
+                if let Some(t) = c.touched.get_mut(&sid)
+                    && now.saturating_duration_since(*t) >= (c.ttl / 8).into()
+                {
+                    *t = now;
+                    c.link
+                        .shared
+                        .op(crate::cluster::Op::Touch(sid.to_string(), c.ttl));
+                }
+            }
+            Event::Closed(_) => {
+                c.touched.remove(&sid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes what the cluster's tasks sent back.
+    fn drain_back(&mut self, cx: &mut Context<'_>, now: Instant) -> bool {
+        let mut any = false;
+        while let Some(c) = &mut self.cluster
+            && let Poll::Ready(Some(b)) = Pin::new(&mut c.back).poll_next(cx)
+        {
+            self.on_back(b, now);
+            any = true;
+        }
+        any
     }
 
     fn apply(&mut self, sid: SessionId, cmd: Command, now: Instant) {
@@ -964,6 +1346,7 @@ impl<R: Runtime> Future for HttpEngine<R> {
                 }
             }
             progressed |= this.drain_drops(cx, now);
+            progressed |= this.drain_back(cx, now);
             // Handlers that finished, then the commands: what a handler sent before
             // finishing goes out before its answer.
             let mut done = std::mem::take(&mut this.done);

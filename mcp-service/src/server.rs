@@ -1032,11 +1032,20 @@ impl Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.inner
+        let _state = self
+            .inner
             .connections
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.id);
+        #[cfg(feature = "http-server")]
+        if let Some(sid) = _state.as_ref().and_then(|s| s.session.get()) {
+            self.inner
+                .by_session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(sid);
+        }
     }
 }
 
@@ -1059,6 +1068,11 @@ struct ConnState {
     /// cancellation (a stream cancelled is no longer counted, even before its handler ends).
     /// The session holds the streams; this says which connections a change concerns.
     listens: Mutex<BTreeMap<RequestId, (Subscription, crate::CancellationToken)>>,
+    /// The HTTP session this connection is, when the server shares its sessions with other
+    /// instances ([`ServerBuilder::cluster`]): its subscriptions and log level are written
+    /// to the shared store.
+    #[cfg(feature = "http-server")]
+    session: std::sync::OnceLock<String>,
 }
 
 impl ConnState {
@@ -1069,6 +1083,16 @@ impl ConnState {
             subscriptions: Mutex::new(HashSet::new()),
             ready: std::sync::atomic::AtomicBool::new(ready),
             listens: Mutex::new(BTreeMap::new()),
+            #[cfg(feature = "http-server")]
+            session: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Writes `op` of this connection's session to the cluster's store, if it is shared.
+    #[cfg(feature = "http-server")]
+    fn share(&self, inner: &Inner, op: impl FnOnce(String) -> crate::cluster::Op) {
+        if let (Some(c), Some(sid)) = (&inner.cluster, self.session.get()) {
+            c.shared.op(op(sid.clone()));
         }
     }
 
@@ -1088,6 +1112,12 @@ impl ConnState {
             Some(min) => level_rank(level) >= level_rank(min),
         }
     }
+}
+
+/// A log level from its name (`"warning"`).
+#[cfg(feature = "http-server")]
+fn parse_level(name: &str) -> Option<LoggingLevel> {
+    serde_json::from_value(Value::String(name.to_owned())).ok()
 }
 
 fn level_rank(l: LoggingLevel) -> u8 {
@@ -1130,6 +1160,12 @@ struct Inner {
     /// The tasks extension, when enabled.
     tasks: Option<Arc<crate::tasks::Tasks>>,
     connections: Mutex<HashMap<u64, Arc<ConnState>>>,
+    /// The stores shared with other instances ([`ServerBuilder::cluster`]).
+    #[cfg(feature = "http-server")]
+    cluster: Option<crate::cluster::Cluster>,
+    /// The HTTP sessions served here, by id, when the server has a cluster.
+    #[cfg(feature = "http-server")]
+    by_session: Mutex<HashMap<String, Arc<ConnState>>>,
     /// What the capabilities declare.
     declared: Declared,
     telemetry: Telemetry,
@@ -1178,6 +1214,8 @@ pub struct ServerBuilder {
     /// What the application asked to advertise beyond what is registered.
     advertise: Advertise,
     telemetry: Telemetry,
+    #[cfg(feature = "http-server")]
+    cluster: Option<crate::cluster::Cluster>,
     error: Option<Error>,
 }
 
@@ -1824,6 +1862,38 @@ impl ServerBuilder {
         self
     }
 
+    /// Shares this server's HTTP sessions with its other instances (processes, machines)
+    /// through `cluster`'s stores, so that any instance serves any request, with no sticky
+    /// routing (feature `http-server`):
+    ///
+    /// - a handshake-era session opened on one instance is served by any other (it looks the
+    ///   session up in the store and takes it over: its version, client info, capabilities,
+    ///   owner, subscriptions and log level); requests in flight stay where they are;
+    /// - a client resuming an SSE stream with `Last-Event-ID` on another instance gets every
+    ///   event it missed, from the shared log; the session's standalone stream then goes on
+    ///   there;
+    /// - [`Server::resource_updated`] and the list changes reach the clients of every
+    ///   instance, in both eras (`resources/subscribe` and `subscriptions/listen`);
+    /// - a session deleted by its client ends on every instance.
+    ///
+    /// Give every instance the same MRTR keys as well:
+    /// [`Cluster::request_state_keys`](crate::cluster::Cluster::request_state_keys).
+    /// [`Server::log`] stays with the instance's own clients.
+    ///
+    /// ```
+    /// use mcp_service::cluster::{Cluster, MemoryStores, StoreLimits};
+    /// use mcp_service::Server;
+    ///
+    /// # let sim = mcp_service::sim::Sim::new();
+    /// let stores = MemoryStores::new(StoreLimits::default(), sim.runtime());
+    /// let server = Server::builder("notes", "1.0").cluster(Cluster::new(stores, 1)).build();
+    /// ```
+    #[cfg(feature = "http-server")]
+    pub fn cluster(mut self, cluster: crate::cluster::Cluster) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
     /// Serves the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28; see
     /// [`crate::tasks`]): tools whose `execution.taskSupport` is optional or required may run
     /// as tasks for clients that declare the extension. Task records go to an in-memory store
@@ -2081,6 +2151,10 @@ impl ServerBuilder {
                     .tasks
                     .map(|(options, store)| Arc::new(crate::tasks::Tasks::new(options, store))),
                 connections: Mutex::new(HashMap::new()),
+                #[cfg(feature = "http-server")]
+                cluster: self.cluster,
+                #[cfg(feature = "http-server")]
+                by_session: Mutex::new(HashMap::new()),
                 declared,
                 telemetry: self.telemetry,
             }),
@@ -2246,6 +2320,8 @@ impl Server {
             extensions: Map::new(),
             advertise: Advertise::default(),
             telemetry: Telemetry::default(),
+            #[cfg(feature = "http-server")]
+            cluster: None,
             error: None,
         }
     }
@@ -2394,9 +2470,11 @@ impl Server {
         config: mcp_proto::http::EndpointConfig,
     ) -> crate::http_engine::HttpEngine<R> {
         self.give_runtime(&rt);
-        let config = self.endpoint_config(config);
+        let mut config = self.endpoint_config(config);
+        let link = self.clustered(&rt, &mut config);
         let engine = crate::http_engine::HttpEngine::new(rt, config, self.session_factory())
-            .with_telemetry(self.inner.telemetry.clone());
+            .with_telemetry(self.inner.telemetry.clone())
+            .with_cluster(link);
         #[cfg(feature = "resource-server")]
         let engine = engine.with_guard(crate::resource_server::Guard::of(self));
         engine
@@ -2417,7 +2495,8 @@ impl Server {
         Vec<crate::http_engine::HttpEngine<R>>,
     ) {
         self.give_runtime(&rt);
-        let config = self.endpoint_config(config);
+        let mut config = self.endpoint_config(config);
+        let link = self.clustered(&rt, &mut config);
         let (handle, engines) =
             crate::http_engine::HttpEngine::sharded(rt, config, self.session_factory(), shards);
         #[cfg(feature = "resource-server")]
@@ -2428,13 +2507,139 @@ impl Server {
         let engines = engines
             .into_iter()
             .map(|e| {
-                let engine = e.with_telemetry(telemetry.clone());
+                let engine = e
+                    .with_telemetry(telemetry.clone())
+                    .with_cluster(link.clone());
                 #[cfg(feature = "resource-server")]
                 let engine = engine.with_guard(guard.clone());
                 engine
             })
             .collect();
         (handle, engines)
+    }
+
+    /// With a cluster: `config` numbered as this instance and logging its events, the
+    /// cluster's tasks started on `rt`, and what the engines need of it.
+    #[cfg(feature = "http-server")]
+    fn clustered<R: Runtime>(
+        &self,
+        rt: &R,
+        config: &mut mcp_proto::http::EndpointConfig,
+    ) -> Option<crate::http_engine::ClusterLink> {
+        let c = self.inner.cluster.as_ref()?;
+        config.instance = c.instance();
+        config.event_store = Some(c.shared.event_store_factory(config.event_store.take()));
+        let heard = Arc::downgrade(&self.inner);
+        c.shared.start(
+            rt,
+            Arc::new(move |m| {
+                if let Some(inner) = heard.upgrade() {
+                    Server { inner }.hear(m);
+                }
+            }),
+        );
+        let opened = Arc::downgrade(&self.inner);
+        Some(crate::http_engine::ClusterLink {
+            shared: c.shared.clone(),
+            opened: Arc::new(move |peer, sid, record| {
+                if let Some(inner) = opened.upgrade() {
+                    Server { inner }.cluster_opened(peer, sid, record);
+                }
+            }),
+        })
+    }
+
+    /// The HTTP session `sid` is served here by the connection of `peer`, with the
+    /// subscriptions and log level of `record` when another instance opened it.
+    #[cfg(feature = "http-server")]
+    fn cluster_opened(
+        &self,
+        peer: &Peer,
+        sid: mcp_proto::http::SessionId,
+        record: Option<&crate::cluster::SessionRecord>,
+    ) {
+        let Some(state) = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&peer.connection_id())
+            .cloned()
+        else {
+            return;
+        };
+        let sid = sid.to_string();
+        let _ = state.session.set(sid.clone());
+        if let Some(r) = record {
+            state
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(r.subscriptions.iter().cloned());
+            if let Some(level) = r.log_level.as_ref().and_then(|l| parse_level(l)) {
+                *state.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+            }
+        }
+        self.inner
+            .by_session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sid, state);
+    }
+
+    /// Carries out what another instance published.
+    #[cfg(feature = "http-server")]
+    fn hear(&self, msg: crate::cluster::BusMessage) {
+        use crate::cluster::BusMessage as M;
+        let held = |sid: &str| {
+            self.inner
+                .by_session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(sid)
+                .cloned()
+        };
+        match msg {
+            M::ResourceUpdated { uri } => {
+                self.resource_updated_here(&uri);
+            }
+            M::ListChanged { method } => {
+                let change = [TOOLS_CHANGED, RESOURCES_CHANGED, PROMPTS_CHANGED]
+                    .into_iter()
+                    .find(|c| c.method() == method);
+                if let Some(change) = change
+                    && self.inner.declared.announces(&change)
+                {
+                    self.list_changed_here(&change);
+                }
+            }
+            M::Subscribed { session, uri } => {
+                if let Some(c) = held(&session) {
+                    c.subscriptions
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(uri);
+                }
+            }
+            M::Unsubscribed { session, uri } => {
+                if let Some(c) = held(&session) {
+                    c.subscriptions
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&uri);
+                }
+            }
+            M::LogLevel { session, level } => {
+                if let (Some(c), Some(level)) = (held(&session), parse_level(&level)) {
+                    *c.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+                }
+            }
+            M::SessionEnded { session } => {
+                if let Some(c) = held(&session) {
+                    c.peer.close();
+                }
+            }
+        }
     }
 
     /// Each HTTP session's service.
@@ -2572,8 +2777,21 @@ impl Server {
         if !self.inner.declared.announces(&change) {
             return;
         }
+        #[cfg(feature = "http-server")]
+        if let Some(c) = &self.inner.cluster {
+            c.shared.op(crate::cluster::Op::Publish(
+                crate::cluster::BusMessage::ListChanged {
+                    method: change.method().to_owned(),
+                },
+            ));
+        }
+        self.list_changed_here(&change);
+    }
+
+    /// [`list_changed`](Self::list_changed) for this instance's clients only.
+    fn list_changed_here(&self, change: &Change) {
         self.broadcast(change.method(), None, |_| true);
-        self.publish(&change);
+        self.publish(change);
     }
 
     /// Inserts `key` into one registry map unless it is taken, then tells connected clients
@@ -2769,7 +2987,23 @@ impl Server {
     /// let told = server.resource_updated("file:///notes.txt");
     /// # let _ = told; }
     /// ```
+    ///
+    /// A server with a [cluster](ServerBuilder::cluster) tells the other instances too, and
+    /// they tell their clients (the count is of this instance's).
     pub fn resource_updated(&self, uri: &str) -> usize {
+        #[cfg(feature = "http-server")]
+        if let Some(c) = &self.inner.cluster {
+            c.shared.op(crate::cluster::Op::Publish(
+                crate::cluster::BusMessage::ResourceUpdated {
+                    uri: uri.to_owned(),
+                },
+            ));
+        }
+        self.resource_updated_here(uri)
+    }
+
+    /// [`resource_updated`](Self::resource_updated) for this instance's clients only.
+    fn resource_updated_here(&self, uri: &str) -> usize {
         let params = serde_json::to_value(ResourceUpdatedNotificationParams {
             uri: uri.to_owned(),
             meta: None,
@@ -3108,7 +3342,20 @@ impl Service for ServerService {
             "resources/subscribe" | "resources/unsubscribe" => sync((|| {
                 let q: SubscribeRequestParams = parse_required(p)?;
                 let mut subs = conn.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
-                if request.method == "resources/subscribe" {
+                let subscribe = request.method == "resources/subscribe";
+                #[cfg(feature = "http-server")]
+                {
+                    use crate::cluster::Op;
+                    let uri = q.uri.clone();
+                    conn.share(&inner, |sid| {
+                        if subscribe {
+                            Op::Subscribe(sid, uri)
+                        } else {
+                            Op::Unsubscribe(sid, uri)
+                        }
+                    });
+                }
+                if subscribe {
                     subs.insert(q.uri);
                 } else {
                     subs.remove(&q.uri);
@@ -3226,6 +3473,10 @@ impl Service for ServerService {
             "logging/setLevel" => sync((|| {
                 let q: SetLevelRequestParams = parse_required(p)?;
                 *conn.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(q.level);
+                #[cfg(feature = "http-server")]
+                if let Ok(Value::String(level)) = serde_json::to_value(q.level) {
+                    conn.share(&inner, |sid| crate::cluster::Op::SetLevel(sid, level));
+                }
                 Ok(mcp_proto::jsonrpc::empty_object())
             })()),
             other => match inner.custom.get(other) {

@@ -30,10 +30,13 @@ pub mod contract;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
+pub(crate) mod serve;
 
 #[cfg(feature = "redis")]
 pub use self::redis::RedisStores;
 pub use memory::MemoryStores;
+pub use serve::{Cluster, ClusterStats};
+pub(crate) use serve::{Op, record_of, snapshot_of};
 
 /// The future a store's operation returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
