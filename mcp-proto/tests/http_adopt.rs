@@ -14,7 +14,8 @@ use http::{Response, StatusCode};
 use mcp_proto::codec::sse::SseDecoder;
 use mcp_proto::http::{
     Body, Endpoint, EndpointConfig, EventStore, MemoryEventStore, SessionId, SessionOwner,
-    SessionSnapshot, StreamId, StreamPoll, last_event_id, stream_instance, stream_is_standalone,
+    SessionSnapshot, StreamId, StreamPoll, last_event_id, request_instance, stream_instance,
+    stream_is_standalone,
 };
 use mcp_proto::session::{Config, Event};
 use mcp_proto::{ErrorKind, Instant, ProtocolVersion, RequestId};
@@ -422,4 +423,47 @@ fn a_numbered_instance_marks_its_standalone_streams_and_resumes_them() {
         text.contains(&format!("id: {stream}-{}", seq + 1)),
         "{text}"
     );
+}
+
+#[test]
+fn a_numbered_instance_numbers_its_requests_to_the_client_in_its_range() {
+    for instance in [1, 5] {
+        let mut ep = Endpoint::new(config(instance));
+        let sid = open(&mut ep, None);
+        let id = SessionId::parse(&sid).unwrap();
+        // The client declared roots: the server may ask for them.
+        let sent = ep
+            .with_session(NOW, id, |s| {
+                s.send_request(NOW, "roots/list", None, Default::default())
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(request_instance(&sent), Some(instance), "{sent:?}");
+        // The answer, back on this instance, reaches the session as usual.
+        let answer = json!({"jsonrpc":"2.0","id":sent,"result":{"roots":[]}}).to_string();
+        let r = ep.handle_request(
+            NOW,
+            &request("POST", Some(&sid), None),
+            answer.as_bytes(),
+            None,
+        );
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+        let mut answered = false;
+        while let Some(e) = ep.poll_event() {
+            answered |= matches!(e.event, Event::Response { ref id, .. } if *id == sent);
+        }
+        assert!(answered);
+    }
+    // Instance 0 numbers them as ever.
+    let mut ep = Endpoint::new(config(0));
+    let sid = open(&mut ep, None);
+    let id = SessionId::parse(&sid).unwrap();
+    let sent = ep
+        .with_session(NOW, id, |s| {
+            s.send_request(NOW, "roots/list", None, Default::default())
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(sent, RequestId::Number(1));
+    assert_eq!(request_instance(&sent), None);
 }

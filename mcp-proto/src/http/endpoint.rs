@@ -1389,7 +1389,12 @@ impl Endpoint {
 
     /// The entry of stateful session `sid` (opened here or adopted): its event store, and
     /// its streams numbered in this instance's range.
-    fn stateful_entry(&self, session: Session, sid: SessionId, now: Instant) -> Entry {
+    fn stateful_entry(&self, mut session: Session, sid: SessionId, now: Instant) -> Entry {
+        if self.config.instance != 0 {
+            // Its requests to the client are numbered in this instance's range, so that an
+            // answer reaching another instance says where to take it (`request_instance`).
+            session.next_id = headers::request_id_base(self.config.instance);
+        }
         let store = self.config.event_store.as_ref().map(|f| f(sid));
         let mut entry = Entry::new(session, store, false, now);
         entry.next_logical = self.first_stream();

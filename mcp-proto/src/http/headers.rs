@@ -198,6 +198,38 @@ pub fn stream_is_standalone(stream: u64) -> bool {
     stream_instance(stream) != 0 && stream & STANDALONE_STREAM != 0
 }
 
+/// Where the ids of a numbered instance's requests to its clients start: instance `n`
+/// numbers them from `n << 40` (1 099 511 627 776 per instance; JavaScript clients keep
+/// integers exact up to `2^53`, instance 8191).
+pub(crate) fn request_id_base(instance: u32) -> i64 {
+    (i64::from(instance.min(REQUEST_INSTANCE_MAX)) << 40) | 1
+}
+
+/// The largest instance number whose request ids stay exact in JavaScript.
+const REQUEST_INSTANCE_MAX: u32 = (1 << 13) - 1;
+
+/// Which numbered instance ([`EndpointConfig::instance`](super::EndpointConfig::instance) ≥
+/// 1) sent the client the request `id` answers, in a handshake-era session: a POST of answers
+/// that reaches another instance is taken to that one. `None` for an id no numbered instance
+/// made.
+///
+/// ```
+/// use mcp_proto::RequestId;
+/// use mcp_proto::http::request_instance;
+///
+/// assert_eq!(request_instance(&RequestId::Number((3 << 40) | 7)), Some(3));
+/// assert_eq!(request_instance(&RequestId::Number(7)), None); // instance 0's
+/// assert_eq!(request_instance(&RequestId::String("a".into())), None);
+/// ```
+pub fn request_instance(id: &crate::RequestId) -> Option<u32> {
+    match id {
+        crate::RequestId::Number(n) if *n >= 1 << 40 => u32::try_from(*n >> 40)
+            .ok()
+            .filter(|i| *i <= REQUEST_INSTANCE_MAX),
+        _ => None,
+    }
+}
+
 /// Parses a `Last-Event-ID` of this endpoint: `<stream>-<seq>`, both decimal.
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.split_once('-')?;
