@@ -457,6 +457,8 @@ enum Back {
         body: Vec<u8>,
         reply: Reply,
     },
+    /// A client's answers to this instance's requests, POSTed to another instance.
+    Deliver { sid: SessionId, body: Vec<u8> },
     /// A GET resuming another instance's standalone stream, its `Last-Event-ID` removed.
     Chain {
         parts: http::request::Parts,
@@ -528,6 +530,49 @@ impl EngineCluster {
         }));
     }
 
+    /// The instance whose requests a POST answers, when it is another one (every message of
+    /// the body an answer to it) and the POST names a handshake-era session.
+    fn foreign_answers(
+        &self,
+        parts: &http::request::Parts,
+        body: &[u8],
+    ) -> Option<(u32, SessionId)> {
+        if parts.method != http::Method::POST || !mentions_answer(body) {
+            return None;
+        }
+        let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
+        let sid = SessionId::parse(sid.to_str().ok()?.trim())?;
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            id: Option<mcp_proto::RequestId>,
+            method: Option<serde::de::IgnoredAny>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Body {
+            One(Answer),
+            Many(Vec<Answer>),
+        }
+        let answers = match serde_json::from_slice::<Body>(body).ok()? {
+            Body::One(a) => vec![a],
+            Body::Many(v) => v,
+        };
+        let mut instance = None;
+        for a in &answers {
+            if a.method.is_some() {
+                return None;
+            }
+            let i = mcp_proto::http::request_instance(a.id.as_ref()?)?;
+            if instance.is_some_and(|j| j != i) {
+                return None;
+            }
+            instance = Some(i);
+        }
+        instance
+            .filter(|i| *i != self.link.shared.instance)
+            .map(|i| (i, sid))
+    }
+
     /// The resumption a GET asks for, when it names another instance's stream of a session.
     fn foreign_resume(&self, parts: &http::request::Parts) -> Option<Resume> {
         if parts.method != http::Method::GET {
@@ -593,6 +638,13 @@ impl EngineCluster {
             }
         }));
     }
+}
+
+/// Whether `body` may hold a JSON-RPC answer (a `"result"` or `"error"` member): only such a
+/// body is parsed to see whose requests it answers.
+fn mentions_answer(body: &[u8]) -> bool {
+    let has = |word: &[u8]| body.windows(word.len()).any(|w| w == word);
+    has(b"\"result\"") || has(b"\"error\"")
 }
 
 /// A 200 SSE reply.
@@ -690,6 +742,10 @@ impl<R: Runtime> HttpEngine<R> {
     pub(crate) fn with_cluster(mut self, link: Option<ClusterLink>) -> Self {
         self.cluster = link.map(|link| {
             let (back_tx, back) = mpsc::unbounded();
+            let deliver = back_tx.clone();
+            link.shared.on_deliver(Box::new(move |sid, body| {
+                let _ = deliver.unbounded_send(Back::Deliver { sid, body });
+            }));
             EngineCluster {
                 link,
                 back_tx,
@@ -859,6 +915,14 @@ impl<R: Runtime> HttpEngine<R> {
                 replay,
                 reply,
             } => self.request(parts, body, reply, now, Stage::Chained(replay)),
+            Back::Deliver { sid, body } => {
+                if self.endpoint.session(sid).is_some() {
+                    self.drain_events(now);
+                    let _ = self
+                        .endpoint
+                        .with_session(now, sid, |s| s.handle_message(now, &body));
+                }
+            }
         }
     }
 
@@ -877,6 +941,22 @@ impl<R: Runtime> HttpEngine<R> {
             Stage::Chained(replay) => prefix = Some(replay),
             stage => {
                 if let Some(c) = &self.cluster {
+                    if let Some((instance, sid)) = c.foreign_answers(&parts, &body) {
+                        // Answers to requests another instance sent: it takes them.
+                        c.link.shared.passed_on();
+                        let body = String::from_utf8_lossy(&body).into_owned();
+                        c.link.shared.op(crate::cluster::Op::Publish(
+                            crate::cluster::BusMessage::Deliver {
+                                instance,
+                                session: sid.to_string(),
+                                body,
+                            },
+                        ));
+                        let mut accepted = http::Response::new(HttpBody::Empty);
+                        *accepted.status_mut() = http::StatusCode::ACCEPTED;
+                        let _ = reply.send(accepted);
+                        return;
+                    }
                     if matches!(stage, Stage::Fresh)
                         && let Some(sid) = self.endpoint.missing_session(&parts)
                     {

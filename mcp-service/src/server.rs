@@ -2639,6 +2639,17 @@ impl Server {
                     c.peer.close();
                 }
             }
+            M::Deliver {
+                instance,
+                session,
+                body,
+            } => {
+                if let Some(c) = &self.inner.cluster
+                    && c.instance() == instance
+                {
+                    c.shared.deliver(&session, body);
+                }
+            }
         }
     }
 

@@ -45,6 +45,13 @@ fn server(cluster: Cluster) -> Server {
                 Ok(CallToolResult::text("slow done"))
             },
         )
+        .tool(
+            Tool::new("roots", schema_of(json!({"type": "object"}))),
+            |_args: Value, cx: ToolContext| async move {
+                let roots = cx.list_roots().await?;
+                Ok(CallToolResult::text(format!("{} roots", roots.roots.len())))
+            },
+        )
         .resource(
             Resource::new("note://1", "note"),
             |uri: String, _cx: ResourceContext| async move {
@@ -99,7 +106,7 @@ fn get(port: u16, sid: &str, last: Option<&str>) -> Request<Full<bytes::Bytes>> 
 
 async fn open(port: u16) -> String {
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion": V, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+        "protocolVersion": V, "capabilities": {"roots": {}}, "clientInfo": {"name": "raw", "version": "1"}}});
     let resp = send(port, post(port, None, init)).await;
     assert_eq!(resp.status(), 200);
     let sid = resp.headers()["mcp-session-id"]
@@ -246,6 +253,28 @@ async fn walk(ca: Cluster, cb: Cluster) {
         assert!(rest.contains(&format!("\"progress\":{p}")), "{rest}");
     }
     assert!(!rest.contains("\"progress\":1,"), "nothing twice: {rest}");
+
+    // A asks the client for its roots during a call; the answer, POSTed to B, reaches A.
+    let req = json!({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{
+        "name":"roots","arguments":{}}});
+    let resp = send(pa, post(pa, Some(&sid), req)).await;
+    assert_eq!(resp.status(), 200);
+    let mut call_a = resp.into_body();
+    let mut seen = String::new();
+    read_until(&mut call_a, &mut seen, "roots/list").await;
+    let asked = seen
+        .split("\n\n")
+        .find(|e| e.contains("roots/list"))
+        .and_then(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .unwrap();
+    let answer = json!({"jsonrpc":"2.0","id":asked["id"],"result":{"roots":[
+        {"uri":"file:///a","name":"a"},{"uri":"file:///b","name":"b"}]}});
+    let resp = send(pb, post(pb, Some(&sid), answer)).await;
+    assert_eq!(resp.status(), 202);
+    read_until(&mut call_a, &mut seen, "2 roots").await;
+    assert_eq!(cb.stats().answers_passed_on, 1);
+    assert_eq!(ca.stats().answers_delivered, 1);
 
     // Deleted on B: the session ends on A as well.
     let delete = Request::delete("/mcp")

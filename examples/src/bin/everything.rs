@@ -10,7 +10,7 @@
 //!            [--shards N] [--tls-cert PEM --tls-key PEM [--ca PEM]] [--no-http2]
 //!            [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]]
 //!            [--auth-issuer ISS] [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]...
-//!            [--auth-tool-scope TOOL=SCOPE]...
+//!            [--auth-tool-scope TOOL=SCOPE]... [--redis URL [--instance N] [--redis-prefix P]]
 //! ```
 //!
 //! The `--auth-*` flags make the HTTP (and WebSocket) server an OAuth resource server
@@ -47,13 +47,22 @@
 //! limit, hyper's former fixed 30 s header timeout, which also ran between requests): for
 //! measuring what the limits change. `--shards N` serves HTTP with N engines, each owning its
 //! share of the sessions (default: one per core).
+//!
+//! `--redis URL` (e.g. `redis://127.0.0.1:6379/`) makes this process one instance of a
+//! server that several processes serve together (`ServerBuilder::cluster` on `RedisStores`):
+//! any of them serves any handshake-era session, resumes any SSE stream, and hears the
+//! others' resource updates, with no sticky routing in front. Give each process its own
+//! `--instance N` (1 or more, default 1); `--redis-prefix` (default `mcp:everything:`) keeps
+//! the keys of one deployment apart from another's on a shared Redis. The MRTR
+//! `requestState` keys come from Redis too, so a round sealed by one instance opens on any.
 
 const USAGE: &str = "usage: everything [--runtime tokio|async-std|smol] [--transport stdio|http|sse|ws] [--port P] [--host H] [--stateless] [--json-response] [--eras handshake|both|stateless]
                   [--cors-origin ORIGIN]... [--wire-limits default|off] [--max-connections N] [--max-per-ip N] [--header-timeout S] [--keep-alive-timeout S]
                   [--body-deadline S] [--body-min-rate BYTES_PER_S] [--ws-unfinished-timeout S] [--ws-idle-timeout S] [--shards N]
                   [--tls-cert PEM --tls-key PEM [--ca PEM]] [--no-http2]
                   [--auth-jwks URL | --auth-introspect URL [--auth-client-id ID --auth-client-secret S]] [--auth-issuer ISS]
-                  [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]... [--auth-tool-scope TOOL=SCOPE]...";
+                  [--auth-audience AUD] [--auth-resource URL] [--auth-scope S]... [--auth-tool-scope TOOL=SCOPE]...
+                  [--redis URL [--instance N] [--redis-prefix P]]";
 
 /// `--help`: what the server is and its options, on stdout; exit 0.
 fn help() -> ! {
@@ -84,6 +93,8 @@ slow, stream and touch_watched), on stdio by default.
                            serve over TLS (https://, wss://) with this certificate chain and key
   --ca PEM                 with --tls-cert: require client certificates signed by this CA (mTLS)
   --no-http2               HTTP/1.1 only (by default HTTP/2 too: ALPN h2 over TLS, h2c otherwise)
+  --redis URL              HTTP: one instance of several sharing sessions, events and updates
+                           through this Redis; --instance N numbers it (default 1)
 
 Examples:
   everything --transport http --port 8080 &  mcp tools --url http://127.0.0.1:8080/mcp
@@ -139,6 +150,9 @@ fn main() {
     let mut auth = AuthFlags::default();
     let (mut tls_cert, mut tls_key, mut client_ca) = (None, None, None);
     let mut http2 = true;
+    let mut redis: Option<String> = None;
+    let mut instance = 1u32;
+    let mut redis_prefix = "mcp:everything:".to_owned();
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -170,6 +184,15 @@ fn main() {
             "--host" => host = value(),
             "--eras" => eras = value(),
             "--cors-origin" => cors_origins.push(value()),
+            "--redis" => redis = Some(value()),
+            "--redis-prefix" => redis_prefix = value(),
+            "--instance" => {
+                instance = value()
+                    .parse()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .unwrap_or_else(|| usage("--instance needs a number, 1 or more"))
+            }
             "--port" => {
                 port = Some(
                     value()
@@ -204,8 +227,34 @@ fn main() {
     });
     let resource_server = auth.resource_server(&resource);
     let tool_scopes = auth.tool_scopes.clone();
+    if redis.is_some() && !matches!(transport.as_str(), "http" | "sse") {
+        usage("--redis applies to --transport http and sse");
+    }
+    let cluster = redis.map(|url| {
+        let joined = async_io::block_on(async {
+            let stores = mcp_service::cluster::RedisStores::connect(
+                &url,
+                &redis_prefix,
+                mcp_service::cluster::StoreLimits::default(),
+            )
+            .await?;
+            let cluster = mcp_service::cluster::Cluster::new(stores, instance);
+            let keys = cluster.request_state_keys("everything").await?;
+            Ok::<_, mcp_service::Error>((cluster, keys))
+        });
+        joined.unwrap_or_else(|e| {
+            eprintln!("everything: Redis at {url}: {e}");
+            std::process::exit(1);
+        })
+    });
+    if cluster.is_some() {
+        eprintln!("everything: instance {instance} of a cluster on Redis");
+    }
     let server = mcp_examples::everything::server_with(|b| {
         let mut b = b.versions(versions);
+        if let Some((cluster, keys)) = cluster {
+            b = b.cluster(cluster).request_state_keys(keys);
+        }
         if let Some(rs) = resource_server {
             eprintln!("everything: protected resource {resource}");
             b = b.resource_server(rs);

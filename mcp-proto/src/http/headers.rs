@@ -208,10 +208,10 @@ pub(crate) fn request_id_base(instance: u32) -> i64 {
 /// The largest instance number whose request ids stay exact in JavaScript.
 const REQUEST_INSTANCE_MAX: u32 = (1 << 13) - 1;
 
-/// Which numbered instance ([`EndpointConfig::instance`](super::EndpointConfig::instance) ≥
-/// 1) sent the client the request `id` answers, in a handshake-era session: a POST of answers
-/// that reaches another instance is taken to that one. `None` for an id no numbered instance
-/// made.
+/// Which numbered instance sent the client the request `id` answers, in a handshake-era
+/// session (one whose [`EndpointConfig::instance`](super::EndpointConfig::instance) is 1 or
+/// more): a POST of answers that reaches another instance is taken to that one. `None` for
+/// an id no numbered instance made.
 ///
 /// ```
 /// use mcp_proto::RequestId;

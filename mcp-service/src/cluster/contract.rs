@@ -366,6 +366,11 @@ pub async fn bus<B: Bus + ?Sized, R: Runtime>(a: &B, b: &B, rt: &R) -> Outcome {
         BusMessage::SessionEnded {
             session: "s".into(),
         },
+        BusMessage::Deliver {
+            instance: 7,
+            session: "s".into(),
+            body: r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into(),
+        },
     ];
     for m in &sent {
         a.publish(m).await.map_err(fail("publish"))?;

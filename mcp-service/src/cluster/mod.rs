@@ -243,6 +243,16 @@ pub enum BusMessage {
         /// The session.
         session: String,
     },
+    /// A client's answers to requests that instance `instance` sent it, POSTed to another
+    /// instance: the one that asked takes them.
+    Deliver {
+        /// The instance that sent the requests.
+        instance: u32,
+        /// The session.
+        session: String,
+        /// The POST's body (JSON-RPC responses).
+        body: String,
+    },
 }
 
 /// A stream of bus messages.

@@ -74,7 +74,12 @@ pub(crate) struct Shared {
     pub(crate) instance: u32,
     running: OnceLock<Running>,
     counters: Counters,
+    /// Each engine's way to take answers another instance passed on ([`BusMessage::Deliver`]).
+    deliverers: std::sync::Mutex<Vec<Deliverer>>,
 }
+
+/// Takes a client's answers for session `sid` (the engine that holds it feeds them in).
+pub(crate) type Deliverer = Box<dyn Fn(SessionId, Vec<u8>) + Send + Sync>;
 
 /// What [`Cluster::stats`] counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,6 +101,10 @@ pub struct ClusterStats {
     pub bus_received: u64,
     /// Times the bus listener had to listen again (the backend dropped it).
     pub bus_relistens: u64,
+    /// POSTs of answers to another instance's requests, passed on to it.
+    pub answers_passed_on: u64,
+    /// POSTs of answers to this instance's requests that another instance passed on.
+    pub answers_delivered: u64,
 }
 
 #[derive(Default)]
@@ -108,6 +117,8 @@ struct Counters {
     store_errors: AtomicU64,
     bus_received: AtomicU64,
     relistens: AtomicU64,
+    passed_on: AtomicU64,
+    delivered: AtomicU64,
 }
 
 /// The writer tasks' queues, made when the server is first served.
@@ -202,6 +213,7 @@ impl Cluster {
                 instance: instance.max(1),
                 running: OnceLock::new(),
                 counters: Counters::default(),
+                deliverers: std::sync::Mutex::new(Vec::new()),
             }),
         }
     }
@@ -244,6 +256,8 @@ impl Cluster {
             store_errors: get(&c.store_errors),
             bus_received: get(&c.bus_received),
             bus_relistens: get(&c.relistens),
+            answers_passed_on: get(&c.passed_on),
+            answers_delivered: get(&c.delivered),
         }
     }
 }
@@ -304,6 +318,37 @@ impl Shared {
 
     pub(crate) fn adopted(&self) {
         self.counters.adopted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Engine `f` takes answers passed on from other instances.
+    pub(crate) fn on_deliver(&self, f: Deliverer) {
+        self.deliverers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(f);
+    }
+
+    /// Answers another instance passed on: to every engine (the one holding the session
+    /// takes them).
+    pub(crate) fn deliver(&self, session: &str, body: String) {
+        let Some(sid) = SessionId::parse(session) else {
+            return;
+        };
+        self.counters.delivered.fetch_add(1, Ordering::Relaxed);
+        let body = body.into_bytes();
+        for f in self
+            .deliverers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            f(sid, body.clone());
+        }
+    }
+
+    /// Answers that reached this instance for requests another one sent, passed on to it.
+    pub(crate) fn passed_on(&self) {
+        self.counters.passed_on.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn resumed(&self) {
