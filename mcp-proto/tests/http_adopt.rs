@@ -252,7 +252,8 @@ fn what_is_not_adoptable_is_refused() {
         .adopt_session(NOW, SessionId::from_u128(8), ok)
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
-    // A session still in its handshake has no snapshot; nor has an unknown one.
+    // A session whose `initialize` was answered has a snapshot already (its client may send
+    // `notifications/initialized` to another instance); an unknown one has none.
     let mut fresh = Endpoint::new(config(1));
     let r = fresh.handle_request(
         NOW,
@@ -261,7 +262,7 @@ fn what_is_not_adoptable_is_refused() {
         Some(9),
     );
     let sid = SessionId::parse(r.headers()["mcp-session-id"].to_str().unwrap()).unwrap();
-    assert!(fresh.session_snapshot(sid).is_none());
+    assert_eq!(fresh.session_snapshot(sid).unwrap().version.as_str(), V);
     assert!(fresh.session_snapshot(SessionId::from_u128(1)).is_none());
     // Requests that name no session, or belong to the stateless era, are not missing ones.
     assert_eq!(fresh.missing_session(&request("POST", None, None)), None);
@@ -466,4 +467,48 @@ fn a_numbered_instance_numbers_its_requests_to_the_client_in_its_range() {
         .unwrap();
     assert_eq!(sent, RequestId::Number(1));
     assert_eq!(request_instance(&sent), None);
+}
+
+#[test]
+fn a_numbered_instance_takes_a_request_as_the_end_of_a_handshake_finished_elsewhere() {
+    for (instance, answered) in [(2, true), (0, false)] {
+        let mut ep = Endpoint::new(config(instance));
+        let r = ep.handle_request(
+            NOW,
+            &request("POST", None, None),
+            init().as_bytes(),
+            Some(0xabcd_0002),
+        );
+        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        while ep.poll_event().is_some() {}
+        // `notifications/initialized` went to another instance; `tools/list` comes here.
+        let list = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#;
+        let r = ep.handle_request(
+            NOW,
+            &request("POST", Some(&sid), None),
+            list.as_bytes(),
+            None,
+        );
+        let (_, body) = r.into_parts();
+        let mut reached = false;
+        while let Some(e) = ep.poll_event() {
+            if let Event::Request(req) = e.event {
+                reached = true;
+                ep.respond(NOW, e.session, &req.id, raw(r#"{"tools":[]}"#))
+                    .unwrap();
+            }
+        }
+        let bytes = match body {
+            Body::Stream(s) => pull(&mut ep, s).0,
+            Body::Full(b) => b,
+            other => panic!("{other:?}"),
+        };
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(reached, answered, "instance {instance}: {text}");
+        assert_eq!(
+            text.contains("-32005") || text.contains("handshake"),
+            !answered,
+            "{text}"
+        );
+    }
 }

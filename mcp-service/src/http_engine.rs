@@ -490,7 +490,22 @@ struct EngineCluster {
     touched: HashMap<SessionId, Instant>,
     /// How long a record lives untouched: the endpoint's idle timeout.
     ttl: std::time::Duration,
+    /// Session look-ups in flight.
+    loading: Arc<std::sync::atomic::AtomicUsize>,
 }
+
+/// Session look-ups in flight at most per engine; beyond, a request for a session held
+/// elsewhere is answered 503 at once.
+const MAX_LOADING: usize = 1024;
+
+/// The pauses between the tries of a session look-up that found nothing (the last is 0: no
+/// pause after the last try).
+const LOAD_RETRIES: [std::time::Duration; 4] = [
+    std::time::Duration::from_millis(20),
+    std::time::Duration::from_millis(60),
+    std::time::Duration::from_millis(150),
+    std::time::Duration::ZERO,
+];
 
 /// A `Last-Event-ID` naming another instance's stream.
 struct Resume {
@@ -509,17 +524,40 @@ impl EngineCluster {
         body: Vec<u8>,
         reply: Reply,
     ) {
+        use std::sync::atomic::Ordering;
+        if self.loading.fetch_add(1, Ordering::Relaxed) >= MAX_LOADING {
+            self.loading.fetch_sub(1, Ordering::Relaxed);
+            let _ = reply.send(unavailable("too many sessions are being looked up"));
+            return;
+        }
         let shared = self.link.shared.clone();
         let back = self.back_tx.clone();
-        rt.spawn(Box::pin(async move {
-            let record = match shared.sessions.get(&sid.to_string()).await {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: cannot read the session store");
-                    let _ = reply.send(unavailable("the session store is unavailable"));
-                    return;
+        let loading = self.loading.clone();
+        let rt = rt.clone();
+        rt.clone().spawn(Box::pin(async move {
+            let id = sid.to_string();
+            let mut record = None;
+            // The instance that opened it may still be writing it: a few tries, a few
+            // milliseconds apart, before the session counts as unknown.
+            for pause in LOAD_RETRIES {
+                match shared.sessions.get(&id).await {
+                    Ok(Some(r)) => {
+                        record = Some(r);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        loading.fetch_sub(1, Ordering::Relaxed);
+                        tracing::warn!(target: "mcp", session = %sid, error = %e, "cluster: cannot read the session store");
+                        let _ = reply.send(unavailable("the session store is unavailable"));
+                        return;
+                    }
                 }
-            };
+                if !pause.is_zero() {
+                    rt.sleep_until(rt.now() + pause.into()).await;
+                }
+            }
+            loading.fetch_sub(1, Ordering::Relaxed);
             let _ = back.unbounded_send(Back::Loaded {
                 sid,
                 record,
@@ -753,6 +791,7 @@ impl<R: Runtime> HttpEngine<R> {
                 adopting: None,
                 touched: HashMap::new(),
                 ttl: self.endpoint.config().idle_timeout.into(),
+                loading: Arc::default(),
             }
         });
         self
@@ -974,6 +1013,20 @@ impl<R: Runtime> HttpEngine<R> {
         // What the endpoint had before this request is not of it.
         self.drain_events(now);
         let resp = self.endpoint.handle_request(now, &parts, &body, random);
+        if let Some(c) = &mut self.cluster
+            && !parts.headers.contains_key(mcp_proto::http::MCP_SESSION_ID)
+            && let Some(sid) = resp.headers().get(mcp_proto::http::MCP_SESSION_ID)
+            && let Some(sid) = sid.to_str().ok().and_then(SessionId::parse)
+            && let Some(snapshot) = self.endpoint.session_snapshot(sid)
+        {
+            // A session just opened: stored before its client hears of it, so that its next
+            // request may go to any instance.
+            let record = crate::cluster::record_of(&snapshot);
+            c.link
+                .shared
+                .op(crate::cluster::Op::Put(sid.to_string(), record, c.ttl));
+            c.touched.insert(sid, now);
+        }
         if let Some(c) = &self.cluster
             && parts.method == http::Method::DELETE
             && resp.status() == http::StatusCode::NO_CONTENT
@@ -1231,7 +1284,9 @@ impl<R: Runtime> HttpEngine<R> {
         let Some(c) = &mut self.cluster else { return };
         match event {
             Event::Ready { .. } => {
-                if c.adopting.as_ref().is_some_and(|(s, _)| *s == sid) {
+                if c.adopting.as_ref().is_some_and(|(s, _)| *s == sid)
+                    || c.touched.contains_key(&sid)
+                {
                     return;
                 }
                 if let Some(snapshot) = self.endpoint.session_snapshot(sid) {

@@ -1088,12 +1088,21 @@ impl ConnState {
         }
     }
 
-    /// Writes `op` of this connection's session to the cluster's store, if it is shared.
+    /// Writes `op` of this connection's session to the cluster's store, if it is shared;
+    /// the receiver hears when it is written (and published to the other instances).
     #[cfg(feature = "http-server")]
-    fn share(&self, inner: &Inner, op: impl FnOnce(String) -> crate::cluster::Op) {
-        if let (Some(c), Some(sid)) = (&inner.cluster, self.session.get()) {
-            c.shared.op(op(sid.clone()));
-        }
+    fn share(
+        &self,
+        inner: &Inner,
+        op: impl FnOnce(String) -> crate::cluster::Op,
+    ) -> Option<futures_channel::oneshot::Receiver<()>> {
+        let (Some(c), Some(sid)) = (&inner.cluster, self.session.get()) else {
+            return None;
+        };
+        let (done, written) = futures_channel::oneshot::channel();
+        c.shared
+            .op(crate::cluster::Op::Then(Box::new(op(sid.clone())), done));
+        Some(written)
     }
 
     /// How many of the connection's listen streams want `change`.
@@ -1112,6 +1121,20 @@ impl ConnState {
             Some(min) => level_rank(level) >= level_rank(min),
         }
     }
+}
+
+/// An empty result once `shared` (a write to the cluster's store) is done, so that the
+/// client's next request, wherever it goes, sees it.
+#[cfg(feature = "http-server")]
+fn shared_then_empty(
+    shared: Option<futures_channel::oneshot::Receiver<()>>,
+) -> BoxFuture<Result<Box<RawValue>, Error>> {
+    Box::pin(async move {
+        if let Some(written) = shared {
+            let _ = written.await;
+        }
+        Ok(mcp_proto::jsonrpc::empty_object())
+    })
 }
 
 /// A log level from its name (`"warning"`).
@@ -3350,12 +3373,14 @@ impl Service for ServerService {
                     })
                 })
             }
-            "resources/subscribe" | "resources/unsubscribe" => sync((|| {
-                let q: SubscribeRequestParams = parse_required(p)?;
-                let mut subs = conn.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let q: SubscribeRequestParams = match parse_required(p) {
+                    Ok(q) => q,
+                    Err(e) => return sync(Err(e)),
+                };
                 let subscribe = request.method == "resources/subscribe";
                 #[cfg(feature = "http-server")]
-                {
+                let shared = {
                     use crate::cluster::Op;
                     let uri = q.uri.clone();
                     conn.share(&inner, |sid| {
@@ -3364,15 +3389,21 @@ impl Service for ServerService {
                         } else {
                             Op::Unsubscribe(sid, uri)
                         }
-                    });
+                    })
+                };
+                {
+                    let mut subs = conn.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+                    if subscribe {
+                        subs.insert(q.uri);
+                    } else {
+                        subs.remove(&q.uri);
+                    }
                 }
-                if subscribe {
-                    subs.insert(q.uri);
-                } else {
-                    subs.remove(&q.uri);
-                }
-                Ok(mcp_proto::jsonrpc::empty_object())
-            })()),
+                #[cfg(feature = "http-server")]
+                return shared_then_empty(shared);
+                #[cfg(not(feature = "http-server"))]
+                sync(Ok(mcp_proto::jsonrpc::empty_object()))
+            }
             "subscriptions/listen" => {
                 // The session acknowledged the stream and carries what is published to it;
                 // the handler holds the request (and the connection's record of it) until the
@@ -3481,15 +3512,19 @@ impl Service for ServerService {
                 p,
                 hints(&request.method),
             )),
-            "logging/setLevel" => sync((|| {
-                let q: SetLevelRequestParams = parse_required(p)?;
+            "logging/setLevel" => {
+                let q: SetLevelRequestParams = match parse_required(p) {
+                    Ok(q) => q,
+                    Err(e) => return sync(Err(e)),
+                };
                 *conn.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(q.level);
                 #[cfg(feature = "http-server")]
                 if let Ok(Value::String(level)) = serde_json::to_value(q.level) {
-                    conn.share(&inner, |sid| crate::cluster::Op::SetLevel(sid, level));
+                    let shared = conn.share(&inner, |sid| crate::cluster::Op::SetLevel(sid, level));
+                    return shared_then_empty(shared);
                 }
-                Ok(mcp_proto::jsonrpc::empty_object())
-            })()),
+                sync(Ok(mcp_proto::jsonrpc::empty_object()))
+            }
             other => match inner.custom.get(other) {
                 Some(f) => f(params, hcx),
                 None => sync(Err(Error::method_not_found(other))),

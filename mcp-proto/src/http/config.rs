@@ -315,7 +315,12 @@ pub struct EndpointConfig {
     /// MCP endpoint together and share their sessions' events (default 0: alone). The SSE
     /// streams of its sessions are numbered from `instance << 32`, so the event ids of two
     /// instances never collide and a `Last-Event-ID` says which instance's stream it names
-    /// ([`stream_instance`](super::stream_instance)).
+    /// ([`stream_instance`](super::stream_instance)). A numbered instance (1 or more) also
+    /// numbers its sessions' requests to their clients in its own range
+    /// ([`request_instance`](super::request_instance)), marks its standalone streams
+    /// ([`stream_is_standalone`](super::stream_is_standalone)), and takes a request in a
+    /// session whose `notifications/initialized` it did not see as the end of the handshake
+    /// (the client sent it to another instance).
     pub instance: u32,
 }
 

@@ -91,6 +91,11 @@ pub struct PeerAddr(pub IpAddr);
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SessionOwner(pub String);
 
+/// The notification that completes a handshake, for a session whose client sent it to another
+/// instance.
+const INITIALIZED_NOTIFICATION: &[u8] =
+    br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
 /// What an instance needs to serve a handshake-era session another instance opened
 /// ([`Endpoint::session_snapshot`], [`Endpoint::adopt_session`]).
 #[derive(Debug, Clone)]
@@ -817,6 +822,14 @@ impl Endpoint {
             self.settle(now, sid, entry, None);
             return plain(StatusCode::ACCEPTED, Body::Empty);
         }
+        if self.config.instance != 0
+            && !c.initialize
+            && entry.session.state() == State::Initializing
+        {
+            // Among instances, the client's `notifications/initialized` may have gone to
+            // another one: a request after it says the handshake completed.
+            entry.session.handle_message(now, INITIALIZED_NOTIFICATION);
+        }
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, &c, json);
         entry.session.handle_message(now, body);
@@ -1403,10 +1416,12 @@ impl Endpoint {
 
     /// What another instance needs to serve session `sid` (see
     /// [`adopt_session`](Self::adopt_session)): `None` unless it is a handshake-era
-    /// stateful session past its handshake.
+    /// stateful session whose `initialize` was answered (its client may send its
+    /// `notifications/initialized` to another instance already).
     pub fn session_snapshot(&self, sid: SessionId) -> Option<SessionSnapshot> {
         let e = self.sessions.get(&sid)?;
-        if e.transient || e.legacy || e.session.state() != State::Ready {
+        let state = e.session.state();
+        if e.transient || e.legacy || !matches!(state, State::Initializing | State::Ready) {
             return None;
         }
         Some(SessionSnapshot {

@@ -176,6 +176,8 @@ pub(crate) enum Op {
     /// instances end their copies.
     Remove(String),
     Publish(BusMessage),
+    /// The op, then a word to whoever waits for it (written, or failed: it goes on).
+    Then(Box<Op>, futures_channel::oneshot::Sender<()>),
 }
 
 impl Cluster {
@@ -534,6 +536,10 @@ async fn write_ops(
 ) {
     while let Some(op) = rx.next().await {
         queued.fetch_sub(1, Ordering::Relaxed);
+        let (op, done) = match op {
+            Op::Then(op, done) => (*op, Some(done)),
+            op => (op, None),
+        };
         let (what, r): (&str, Result<(), Error>) = match op {
             Op::Put(id, record, ttl) => {
                 ("storing a session", sessions.put(&id, &record, ttl).await)
@@ -564,7 +570,11 @@ async fn write_ops(
                 ("removing a session", r.and(bus.publish(&m).await))
             }
             Op::Publish(m) => ("publishing", bus.publish(&m).await),
+            Op::Then(..) => ("a nested write", Ok(())),
         };
+        if let Some(done) = done {
+            let _ = done.send(());
+        }
         if let Err(e) = r {
             match shared.upgrade() {
                 Some(s) => s.failed(what, &e),
