@@ -662,6 +662,13 @@ impl EngineCluster {
                     replay: r.bytes,
                     reply,
                 });
+            } else if !shared
+                .alive(mcp_proto::http::stream_instance(stream))
+                .await
+            {
+                // The instance answering it is gone: what the log has, and the end (the
+                // client's resumption fails in its own time with its own error).
+                let _ = reply.send(sse(HttpBody::Full(r.bytes)));
             } else {
                 let (mut tx, rx) = mpsc::channel(STREAM_CHANNEL);
                 if !r.bytes.is_empty() {

@@ -33,8 +33,12 @@ const LOG_QUEUE: usize = 16 * 1024;
 const LOG_BATCH: usize = 256;
 /// Events read from the log per round trip when replaying.
 const READ_PAGE: usize = 256;
-/// How long one wait for more events of a stream another instance is answering lasts.
-const FOLLOW_WAIT: Duration = Duration::from_secs(10);
+/// How long one wait for more events of a stream another instance is answering lasts (then
+/// the follower checks that instance is alive).
+const FOLLOW_WAIT: Duration = Duration::from_secs(2);
+/// How often an instance says it is alive, and how long that holds.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+const ALIVE_TTL: Duration = Duration::from_secs(4);
 /// A followed stream with nothing new for this long ends (the client may resume again).
 const FOLLOW_IDLE: Duration = Duration::from_secs(120);
 
@@ -300,6 +304,7 @@ impl Shared {
             counters.clone(),
         )));
         rt.spawn(Box::pin(write_events(log_rx, log_n, events, counters)));
+        rt.spawn(Box::pin(heartbeat(rt.clone(), Arc::downgrade(self))));
         rt.spawn(Box::pin(listen(rt.clone(), bus, me, apply, stopped)));
     }
 
@@ -386,6 +391,12 @@ impl Shared {
         })
     }
 
+    /// Whether instance `instance` said it is alive within the last few seconds (it writes a
+    /// record under a name no session id takes, `~instance-N`, every second).
+    pub(crate) async fn alive(&self, instance: u32) -> bool {
+        !matches!(self.sessions.get(&alive_key(instance)).await, Ok(None))
+    }
+
     /// Stream `stream` of `session` after `after`, from the log, as SSE events: the bytes,
     /// the last sequence number, whether the stream ended and whether the log has it at all.
     pub(crate) async fn replay(
@@ -449,7 +460,12 @@ impl Shared {
                 after = *seq;
             }
             if chunk.is_empty() {
-                if r.ended || !r.exists {
+                if r.ended
+                    || !r.exists
+                    || !self.alive(mcp_proto::http::stream_instance(stream)).await
+                {
+                    // Ended, expired, or its instance is gone: the client's resumption of a
+                    // stream that cannot go on fails in its own time, with its own error.
                     return;
                 }
                 if rt.now().saturating_duration_since(idle_since) >= FOLLOW_IDLE.into() {
@@ -464,6 +480,28 @@ impl Shared {
                 return;
             }
         }
+    }
+}
+
+/// The store's name for instance `n`'s heartbeat (session ids are 32 hex digits).
+fn alive_key(instance: u32) -> String {
+    format!("~instance-{instance}")
+}
+
+/// Says this instance is alive, every [`HEARTBEAT`], until the cluster is dropped.
+async fn heartbeat<R: Runtime>(rt: R, shared: std::sync::Weak<Shared>) {
+    let record = SessionRecord {
+        version: "alive".to_owned(),
+        ..SessionRecord::default()
+    };
+    loop {
+        let Some(s) = shared.upgrade() else { return };
+        let (sessions, key) = (s.sessions.clone(), alive_key(s.instance));
+        drop(s);
+        if let Err(e) = sessions.put(&key, &record, ALIVE_TTL).await {
+            tracing::warn!(target: "mcp", error = %e, "cluster: the heartbeat failed");
+        }
+        rt.sleep_until(rt.now() + HEARTBEAT.into()).await;
     }
 }
 
