@@ -11,6 +11,9 @@
 #   py-client.py    official Python SDK client      -> our `everything` server (tokio, async-std)
 #   ts-auth.mjs, py-auth.py  both SDK clients with a bearer token over HTTPS -> `everything --auth-jwks` (our
 #                   server as an OAuth resource server; the JWKS and tokens from auth-server.mjs)
+#   ts-client.mjs, ts2-client.mjs, py-modern-client.py -> two `everything --redis` instances
+#                   (tokio and async-std) sharing a redis-server behind rr-proxy.mjs (round robin
+#                   per connection): one server across processes, in both eras
 #   interop-client  our typed Rust client           -> official @modelcontextprotocol/server-everything
 #                   over stdio, Streamable HTTP, legacy HTTP+SSE, and the probe (to both)
 #
@@ -428,6 +431,67 @@ for rt in $RUNTIMES; do
 done
 rm -rf "$tls_dir"
 trap - EXIT
+
+# One server served by two processes (everything --redis, instance 1 on tokio and instance 2
+# on async-std) sharing a real redis-server, behind a round-robin TCP proxy (rr-proxy.mjs:
+# each connection to the next instance): both SDKs' clients walk it in both eras, every
+# request landing on either instance.
+if command -v redis-server >/dev/null 2>&1; then
+    cluster_pids=()
+    stop_cluster() { for p in "${cluster_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+    trap stop_cluster EXIT
+    redis_port="$(free_port)"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >/dev/null 2>&1 &
+    cluster_pids+=("$!")
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break
+        sleep 0.1
+    done
+    ports=()
+    n=0
+    for rt in tokio async-std; do
+        n=$((n + 1))
+        port="$(free_port)"
+        "$BIN/everything" --runtime "$rt" --transport http --host 127.0.0.1 --port "$port" \
+            --redis "redis://127.0.0.1:$redis_port/" --redis-prefix "interop:" --instance "$n" 2>/dev/null &
+        cluster_pids+=("$!")
+        ports+=("$port")
+    done
+    proxy_port="$(free_port)"
+    node rr-proxy.mjs "$proxy_port" "${ports[@]}" 2>/dev/null &
+    cluster_pids+=("$!")
+    up=0
+    for _ in $(seq 1 100); do
+        up=1
+        for port in "$proxy_port" "${ports[@]}"; do
+            (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || up=0
+        done
+        [ "$up" = 1 ] && break
+        sleep 0.1
+    done
+    URL="http://127.0.0.1:$proxy_port/mcp"
+    if [ "$up" = 1 ]; then
+        echo
+        echo "== everything --redis: instances 1 (tokio) and 2 (async-std) behind rr-proxy at $URL"
+        walk "ts-client (TypeScript SDK) -> two everything instances on Redis behind a round-robin proxy" \
+            node ts-client.mjs --url "$URL"
+        for mode in pin auto; do
+            walk "ts2-client (TypeScript SDK v2, $mode 2026-07-28) -> two everything instances on Redis behind a round-robin proxy" \
+                node ts2-client.mjs --mode "$mode" --url "$URL"
+        done
+        walk "py-modern-client (Python SDK, mode=auto) -> two everything instances on Redis behind a round-robin proxy" \
+            .venv/bin/python py-modern-client.py --mode auto --url "$URL"
+    else
+        total_failed=$((total_failed + 4))
+        results+=("FAIL  the cluster walks: redis-server, the instances or the proxy did not start")
+    fi
+    stop_cluster
+    trap - EXIT
+else
+    echo "FAIL the cluster walks need redis-server (Debian package redis-server)"
+    total_failed=$((total_failed + 1))
+    results+=("FAIL  the cluster walks: no redis-server")
+fi
 
 echo
 echo "== summary"
