@@ -59,9 +59,10 @@ async fn start(redis: &str, prefix: &str, instance: u32) -> Instance {
         .stderr(Stdio::null())
         .spawn()
         .expect("everything starts");
+    let instance_ = Instance { child, port };
     for _ in 0..500 {
         if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Instance { child, port };
+            return instance_;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -92,7 +93,7 @@ impl Proxy {
         let p = proxy.clone();
         tokio::spawn(async move {
             let mut turn = 0usize;
-            while let Ok((mut client, _)) = listener.accept().await {
+            while let Ok((client, _)) = listener.accept().await {
                 let _ = client.set_nodelay(true);
                 let mut upstream = None;
                 for _ in 0..backends.len() {
@@ -289,4 +290,114 @@ async fn two_instances_on_redis_behind_a_round_robin_proxy() {
         assert_eq!(r.content[0].as_text(), Some("after"), "{failures:?}");
     }
     drop(alive);
+}
+
+/// A proxy that sends each HTTP request (not each connection) to the next backend, on a
+/// fresh connection: the rounds of one MRTR call land on alternate instances.
+async fn per_request_proxy(backends: Vec<u16>) -> u16 {
+    use http_body_util::BodyExt;
+    use hyper::server::conn::http1;
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let turn = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (backends, turn) = (backends.clone(), turn.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let backend = backends[turn.fetch_add(1, Ordering::Relaxed) % backends.len()];
+                    async move {
+                        let (parts, body) = req.into_parts();
+                        let body = body.collect().await?.to_bytes();
+                        let up = TcpStream::connect(("127.0.0.1", backend)).await.unwrap();
+                        let (mut sender, conn) =
+                            hyper::client::conn::http1::handshake(TokioIo::new(up))
+                                .await
+                                .unwrap();
+                        tokio::spawn(conn);
+                        let req =
+                            hyper::Request::from_parts(parts, http_body_util::Full::new(body));
+                        sender.send_request(req).await
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    port
+}
+
+/// Two in-process instances of `everything` on one memory store, `shared_keys` deciding
+/// whether their MRTR keys come from the cluster; the proxy's URL.
+async fn mrtr_pair(shared_keys: bool) -> String {
+    use mcp_service::cluster::{Cluster, MemoryStores, StoreLimits};
+    let stores = MemoryStores::new(StoreLimits::default(), TokioRuntime::current());
+    let mut ports = Vec::new();
+    for instance in [1, 2] {
+        let cluster = Cluster::new(stores.clone(), instance);
+        let keys = cluster.request_state_keys("everything").await.unwrap();
+        let server = mcp_examples::everything::server_with(move |b| {
+            let b = b.cluster(cluster);
+            if shared_keys {
+                b.request_state_keys(keys)
+            } else {
+                b
+            }
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        let config = mcp_proto::http::EndpointConfig::new(server.config().clone())
+            .bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+        tokio::spawn(mcp_tokio::serve_http_with(
+            TokioRuntime::current(),
+            server,
+            listener,
+            config,
+            Default::default(),
+        ));
+    }
+    format!("http://127.0.0.1:{}/mcp", per_request_proxy(ports).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mrtr_round_sealed_by_one_instance_opens_on_the_other() {
+    // Three requests (the call, then two retries with the answers and the requestState), on
+    // alternate instances: with the cluster's keys, every instance opens every round.
+    let url = mrtr_pair(true).await;
+    let client = mcp_tokio::connect_http(
+        TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let r = client
+        .call_tool("test_input_required_result_multi_round", json!({}))
+        .await
+        .expect("the rounds open on either instance");
+    assert_eq!(r.is_error, None, "{r:?}");
+
+    // Each instance with a key of its own refuses the other's rounds.
+    let url = mrtr_pair(false).await;
+    let client = mcp_tokio::connect_http(
+        TokioRuntime::current(),
+        &url,
+        options(),
+        HttpClientOptions::new(),
+    )
+    .await
+    .unwrap();
+    let refused = client
+        .call_tool("test_input_required_result_multi_round", json!({}))
+        .await;
+    assert!(
+        refused.is_err() || refused.as_ref().is_ok_and(|r| r.is_error == Some(true)),
+        "{refused:?}"
+    );
 }
