@@ -14,7 +14,14 @@ pub struct EchoArgs {
 
 /// A server with one tool, `echo`, returning `{"content":[{"type":"text","text":TEXT}]}`.
 pub fn echo_server() -> Server {
-    Server::builder("bench-server", env!("CARGO_PKG_VERSION"))
+    echo_server_with(|b| b)
+}
+
+/// [`echo_server`], its builder first given to `configure` (a cluster, say).
+pub fn echo_server_with(
+    configure: impl FnOnce(mcp_service::ServerBuilder) -> mcp_service::ServerBuilder,
+) -> Server {
+    configure(Server::builder("bench-server", env!("CARGO_PKG_VERSION")))
         .tool(
             Tool::new(
                 "echo",

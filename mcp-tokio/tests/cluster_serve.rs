@@ -60,6 +60,7 @@ fn server(cluster: Cluster) -> Server {
         )
         .resource_subscriptions()
         .logging()
+        .dynamic_tools()
         .cluster(cluster)
         .build()
 }
@@ -232,6 +233,13 @@ async fn walk(ca: Cluster, cb: Cluster) {
     a.resource_updated("note://1");
     read_count(&mut stream_b, &mut on_b, "resources/updated", 2).await;
     assert_eq!(ids_of(&on_b, "resources/updated").len(), 2, "{on_b}");
+    // A tool added on A: the client listening on B hears the list changed.
+    a.add_tool(
+        Tool::new("late", schema_of(json!({"type": "object"}))),
+        |_: Value, _cx: ToolContext| async move { Ok(CallToolResult::text("late")) },
+    )
+    .unwrap();
+    read_until(&mut stream_b, &mut on_b, "tools/list_changed").await;
     assert_eq!(cb.stats().streams_resumed, 1);
 
     // A call answered on A, its stream dropped after the first progress: resumed on B, the

@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S]
-//!            [--json-response] [--https] [--h2] [--shards N]
+//!            [--json-response] [--https] [--h2] [--shards N] [--cluster memory|REDIS_URL]
 //! ```
+//!
+//! `--cluster memory` serves as one instance of a cluster on in-memory stores (what sharing
+//! sessions, events and updates costs without a backend's latency); `--cluster
+//! redis://HOST:PORT/` on Redis (`ServerBuilder::cluster`, `RedisStores`).
 //!
 //! `--shards N` serves with N engines (default: the library's, one per core), `--shards 1`
 //! with one, for the sharded server's speed-up.
@@ -44,7 +48,7 @@ const V: &str = "2025-11-25";
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--https] [--h2] [--shards N]"
+        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--https] [--h2] [--shards N] [--cluster memory|REDIS_URL]"
     );
     std::process::exit(2);
 }
@@ -57,6 +61,8 @@ struct Args {
     json: bool,
     serve: bool,
     shards: Option<usize>,
+    /// `--cluster memory` or a Redis URL.
+    cluster: Option<String>,
     /// Over TLS (`--https`).
     https: bool,
     /// HTTP/2 (`--h2`).
@@ -82,6 +88,7 @@ fn parse_args() -> Args {
         json: false,
         serve: false,
         shards: None,
+        cluster: None,
         https: false,
         h2: false,
         tls_files: None,
@@ -104,6 +111,7 @@ fn parse_args() -> Args {
             "--calls" => a.calls = value(i).parse().unwrap_or_else(|_| usage("--calls")),
             "--size" => a.size = value(i).parse().unwrap_or_else(|_| usage("--size")),
             "--shards" => a.shards = Some(value(i).parse().unwrap_or_else(|_| usage("--shards"))),
+            "--cluster" => a.cluster = Some(value(i)),
             "--json-response" => {
                 a.json = true;
                 i += 1;
@@ -194,7 +202,20 @@ fn pki(args: &mut Args) -> mcp_service::tls::TlsClientConfig {
 
 /// The server side: `echo` over Streamable HTTP on an ephemeral port, announced on stdout.
 fn serve(args: &Args) {
-    let server = mcp_examples::bench::echo_server();
+    use mcp_service::cluster::{Cluster, MemoryStores, RedisStores, StoreLimits};
+    let cluster = args.cluster.as_deref().map(|c| match c {
+        "memory" => Cluster::new(
+            MemoryStores::new(StoreLimits::default(), mcp_async_std::SmolRuntime::new()),
+            1,
+        ),
+        url => async_io::block_on(RedisStores::connect(url, "bench:", StoreLimits::default()))
+            .map(|s| Cluster::new(s, 1))
+            .unwrap_or_else(|e| usage(&format!("--cluster {url}: {e}"))),
+    });
+    let server = mcp_examples::bench::echo_server_with(|b| match cluster {
+        Some(c) => b.cluster(c),
+        None => b,
+    });
     let listener =
         std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| usage(&e.to_string()));
     let addr = listener
@@ -480,6 +501,9 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
     if let Some(n) = args.shards {
         cmd.arg("--shards").arg(n.to_string());
     }
+    if let Some(c) = &args.cluster {
+        cmd.arg("--cluster").arg(c);
+    }
     if let Some((c, k)) = &args.tls_files {
         cmd.arg("--tls-files").arg(format!("{c},{k}"));
     }
@@ -562,6 +586,7 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
         "runtime": args.runtime,
         "reply": if args.json { "json" } else { "sse" },
         "shards": args.shards,
+        "cluster": args.cluster,
         "wire": format!("{}{}", if args.https { "https" } else { "http" }, if args.h2 { "/2" } else { "/1.1" }),
         "sessions": k,
         "calls": lat.len(),
