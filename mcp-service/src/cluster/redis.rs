@@ -1,14 +1,15 @@
 //! The stores on Redis (feature `redis`), with the `redis` crate.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use redis::aio::ConnectionManager;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::streams::StreamRangeReply;
-use redis::{AsyncCommands, Client, Script, Value};
+use redis::{AsyncCommands, AsyncConnectionConfig, Client, Script, Value};
 
 use super::{
     Bus, BusMessage, BusStream, EventLog, EventRead, KeyStore, LogEntry, SessionRecord,
@@ -20,6 +21,32 @@ use crate::{Error, ErrorKind};
 /// nothing can follow it.
 const END_ID: &str = "0-18446744073709551615";
 
+/// The most connections kept for blocking reads ([`EventLog::wait`]).
+const WAIT_POOL: usize = 16;
+
+/// How long one attempt to open a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the shared connection waits for a reply before the operation fails.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The extra time a blocking read's reply may take beyond its `BLOCK` timeout.
+const BLOCK_GRACE: Duration = Duration::from_secs(2);
+
+/// The bus listener's first delay before it reconnects, doubled after each failed attempt.
+const BUS_BACKOFF_MIN: Duration = Duration::from_millis(50);
+
+/// The longest delay between two of the bus listener's attempts.
+const BUS_BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// The failed attempts in a row after which a bus listener gives up (and its stream ends):
+/// about two minutes with the delays above.
+const BUS_ATTEMPTS: u32 = 64;
+
+/// The senders a bus listener remembers the last sequence number of, to count what it
+/// missed while disconnected; past it, it forgets them all and starts over.
+const BUS_ORIGINS: usize = 4096;
+
 /// Every store on one Redis server ([`SessionStore`], [`EventLog`], [`Bus`], [`KeyStore`]),
 /// each key and channel under a prefix, so that several servers (or tests) share one Redis.
 ///
@@ -30,11 +57,25 @@ const END_ID: &str = "0-18446744073709551615";
 ///   events' sequence numbers (`0-<seq>`), trimmed to the newest
 ///   [`max_events_per_stream`](StoreLimits::max_events_per_stream) and expiring
 ///   [`event_ttl`](StoreLimits::event_ttl) after its last write; its end is an entry with the
-///   largest id. A wait blocks (`XREAD BLOCK`) on a connection of its own.
+///   largest id. The set `<prefix>ei:<session>` lists the session's streams (written with
+///   them, expiring with the last of them), so that
+///   [`remove_session`](EventLog::remove_session) drops them in one atomic step, whatever
+///   the rest of the database holds.
+/// - A wait blocks (`XREAD BLOCK`) on a connection of its own, from a pool of at most 16
+///   kept between waits; a wait finding none idle opens one, dropped afterwards when 16 are
+///   idle already. No wait queues behind another, and the connections kept stay bounded.
 /// - The bus is the channel `<prefix>bus`; a message carries its sender's random origin, so
-///   that no member hears itself. A listener that falls too far behind is disconnected by
-///   Redis (`client-output-buffer-limit pubsub`): its stream ends, and it listens again.
+///   that no member hears itself, and the sender's sequence number. A listener whose
+///   connection drops (Redis restarted, or disconnected a subscriber that fell behind)
+///   subscribes again by itself, after a delay doubling from 50 ms to at most 2 s, giving up
+///   (its stream ends) after 64 failed attempts in a row. What it missed meanwhile is counted
+///   in [`lagged`](Bus::lagged) when the next message of the same sender arrives, from the
+///   gap in that sender's sequence numbers (a publish that failed counts too).
 /// - A shared secret is `<prefix>k:<name>`, set once (`SET NX`).
+///
+/// The shared connection reconnects by itself: while Redis is unreachable, operations fail
+/// (after at most a few attempts, about 2 s, each reply awaited at most 5 s), and succeed
+/// again once it is back.
 ///
 /// The runtime is the driver's: `mcp-tokio`'s feature `redis` runs it on tokio, anything
 /// else on `async-io` (async-std, smol, or any executor).
@@ -50,14 +91,20 @@ const END_ID: &str = "0-18446744073709551615";
 pub struct RedisStores {
     inner: Arc<Inner>,
     origin: u64,
+    /// The sequence number of this member's last bus message.
+    sent: Arc<AtomicU64>,
 }
 
 struct Inner {
     client: Client,
     conn: ConnectionManager,
+    /// Idle connections for blocking reads, at most [`WAIT_POOL`].
+    waiters: Mutex<Vec<MultiplexedConnection>>,
     prefix: String,
     limits: StoreLimits,
     lagged: AtomicU64,
+    reconnects: AtomicU64,
+    remove_streams: Script,
     subscribe: Script,
     unsubscribe: Script,
     set_level: Script,
@@ -95,22 +142,38 @@ impl RedisStores {
     /// [`ErrorKind::TransportError`] when the URL is invalid or the server does not answer.
     pub async fn connect(url: &str, prefix: &str, limits: StoreLimits) -> Result<Self, Error> {
         let client = Client::open(url).map_err(redis_error("URL"))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_secs(1))
+            .set_number_of_retries(5);
         let conn = client
-            .get_connection_manager()
+            .get_connection_manager_with_config(config)
             .await
-            .map_err(redis_error("connect"))?;
+            .map_err(|e| {
+                let addr = client.get_connection_info().addr();
+                Error::new(
+                    ErrorKind::TransportError,
+                    format!("Redis connect to {addr}: {e}"),
+                )
+            })?;
         Ok(RedisStores {
             inner: Arc::new(Inner {
                 client,
                 conn,
+                waiters: Mutex::new(Vec::new()),
                 prefix: prefix.to_owned(),
                 limits,
                 lagged: AtomicU64::new(0),
+                reconnects: AtomicU64::new(0),
+                remove_streams: Script::new(REMOVE_STREAMS),
                 subscribe: Script::new(SUBSCRIBE),
                 unsubscribe: Script::new(UNSUBSCRIBE),
                 set_level: Script::new(SET_LEVEL),
             }),
             origin: random_u64()?,
+            sent: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -120,7 +183,13 @@ impl RedisStores {
         Ok(RedisStores {
             inner: self.inner.clone(),
             origin: random_u64()?,
+            sent: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// How many times its bus listeners subscribed again after their connection dropped.
+    pub fn bus_reconnects(&self) -> u64 {
+        self.inner.reconnects.load(Ordering::Relaxed)
     }
 
     /// The limits it keeps.
@@ -142,6 +211,10 @@ impl RedisStores {
 
     fn stream_key(&self, session: &str, stream: u64) -> String {
         format!("{}e:{session}:{stream}", self.inner.prefix)
+    }
+
+    fn index_key(&self, session: &str) -> String {
+        format!("{}ei:{session}", self.inner.prefix)
     }
 
     fn bus_channel(&self) -> String {
@@ -194,6 +267,16 @@ impl RedisStores {
         Ok(out)
     }
 }
+
+/// KEYS: a session's stream index. Drops the streams it lists, and itself.
+const REMOVE_STREAMS: &str = r"
+local keys = redis.call('SMEMBERS', KEYS[1])
+for i = 1, #keys, 256 do
+  redis.call('DEL', unpack(keys, i, math.min(i + 255, #keys)))
+end
+redis.call('DEL', KEYS[1])
+return #keys
+";
 
 /// KEYS: the session hash, its subscription set. ARGV: the URI, the most subscriptions.
 /// Returns 0 when the session is gone, -1 past the limit, 1 when done.
@@ -373,7 +456,9 @@ impl EventLog for RedisStores {
             let ttl = millis(limits.event_ttl) as i64;
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
-            let mut n = 0usize;
+            // Each stream written, and each session's: their expiry is set once, after the
+            // stream's last entry, and the session's index lists its streams.
+            let mut streams: BTreeSet<(&str, u64)> = BTreeSet::new();
             for entry in entries {
                 match entry {
                     LogEntry::Event {
@@ -382,38 +467,47 @@ impl EventLog for RedisStores {
                         seq,
                         data,
                     } => {
-                        let key = self.stream_key(session, *stream);
+                        streams.insert((session, *stream));
                         if data.len() <= limits.max_event_bytes && *seq > 0 {
                             // An id not above the stream's last (or past its end) is refused
                             // by Redis: that event is not kept, as in memory.
                             pipe.cmd("XADD")
-                                .arg(&key)
+                                .arg(self.stream_key(session, *stream))
                                 .arg("MAXLEN")
                                 .arg(limits.max_events_per_stream.max(1))
                                 .arg(format!("0-{seq}"))
                                 .arg("d")
                                 .arg(&data[..]);
-                            n += 1;
                         }
-                        pipe.pexpire(&key, ttl);
-                        n += 1;
                     }
                     LogEntry::End { session, stream } => {
-                        let key = self.stream_key(session, *stream);
+                        streams.insert((session, *stream));
                         pipe.cmd("XADD")
-                            .arg(&key)
+                            .arg(self.stream_key(session, *stream))
                             .arg("MAXLEN")
                             .arg(limits.max_events_per_stream.saturating_add(1))
                             .arg(END_ID)
                             .arg("end")
-                            .arg(1)
-                            .pexpire(&key, ttl);
-                        n += 2;
+                            .arg(1);
                     }
                 }
             }
-            if n == 0 {
+            if streams.is_empty() {
                 return Ok(());
+            }
+            let mut sessions: Vec<(&str, Vec<String>)> = Vec::new();
+            for &(session, stream) in &streams {
+                let key = self.stream_key(session, stream);
+                pipe.pexpire(&key, ttl);
+                match sessions.last_mut() {
+                    Some((s, keys)) if *s == session => keys.push(key),
+                    _ => sessions.push((session, vec![key])),
+                }
+            }
+            // The index expires with its newest stream: every write of a stream rewrites it.
+            for (session, keys) in sessions {
+                let index = self.index_key(session);
+                pipe.sadd(&index, keys).pexpire(&index, ttl);
             }
             let _: Vec<redis::RedisResult<Value>> = pipe
                 .query_async(&mut self.conn())
@@ -446,69 +540,208 @@ impl EventLog for RedisStores {
             if !found.events.is_empty() || found.ended {
                 return Ok(found);
             }
-            // A blocking read holds its connection: never the shared one.
-            let config = redis::AsyncConnectionConfig::new()
-                .set_response_timeout(Some(timeout + Duration::from_secs(2)));
-            let mut blocking = self
-                .inner
-                .client
-                .get_multiplexed_async_connection_with_config(&config)
-                .await
-                .map_err(redis_error("connect for a blocking read"))?;
-            let _: Value = redis::cmd("XREAD")
-                .arg("COUNT")
-                .arg(1)
-                .arg("BLOCK")
-                .arg(millis(timeout))
-                .arg("STREAMS")
-                .arg(self.stream_key(session, stream))
-                .arg(format!("0-{after}"))
-                .query_async(&mut blocking)
-                .await
-                .map_err(redis_error("XREAD"))?;
+            self.block(&self.stream_key(session, stream), after, timeout)
+                .await?;
             self.read_now(session, stream, after, max).await
         })
     }
 
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let pattern = format!("{}e:{}:*", self.inner.prefix, escape_glob(session));
-            let mut conn = self.conn();
-            let keys: Vec<String> = {
-                let mut iter = conn
-                    .scan_match::<_, String>(&pattern)
-                    .await
-                    .map_err(redis_error("SCAN"))?;
-                let mut keys = Vec::new();
-                while let Some(k) = iter.next().await {
-                    keys.push(k.map_err(redis_error("SCAN"))?);
-                }
-                keys
-            };
-            for chunk in keys.chunks(256) {
-                let _: i64 = conn.del(chunk).await.map_err(redis_error("DEL"))?;
-            }
+            let _: i64 = self
+                .inner
+                .remove_streams
+                .key(self.index_key(session))
+                .invoke_async(&mut self.conn())
+                .await
+                .map_err(redis_error("remove session events"))?;
             Ok(())
         })
     }
 }
 
-/// `s` with Redis glob metacharacters escaped.
-fn escape_glob(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
+impl RedisStores {
+    /// Blocks until the stream has an entry after `0-<after>`, or `timeout`, on a connection
+    /// of the wait pool.
+    async fn block(&self, key: &str, after: u64, timeout: Duration) -> Result<(), Error> {
+        let mut xread = redis::cmd("XREAD");
+        xread
+            .arg("COUNT")
+            .arg(1)
+            .arg("BLOCK")
+            .arg(millis(timeout))
+            .arg("STREAMS")
+            .arg(key)
+            .arg(format!("0-{after}"));
+        // An idle connection may have been broken meanwhile (Redis restarted): on its
+        // failure, once more on a fresh one.
+        if let Some(mut conn) = self.idle_waiter() {
+            conn.set_response_timeout(timeout + BLOCK_GRACE);
+            if xread.query_async::<Value>(&mut conn).await.is_ok() {
+                self.keep_waiter(conn);
+                return Ok(());
+            }
         }
-        out.push(c);
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(timeout + BLOCK_GRACE));
+        let mut conn = self
+            .inner
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(redis_error("connect for a blocking read"))?;
+        let _: Value = xread
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_error("XREAD"))?;
+        // Only a connection whose read completed goes back: one dropped mid-read (the wait
+        // cancelled) closes, and no later command queues behind its `BLOCK`.
+        self.keep_waiter(conn);
+        Ok(())
     }
-    out
+
+    fn idle_waiter(&self) -> Option<MultiplexedConnection> {
+        let mut idle = self
+            .inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        idle.pop()
+    }
+
+    fn keep_waiter(&self, conn: MultiplexedConnection) {
+        let mut idle = self
+            .inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < WAIT_POOL {
+            idle.push(conn);
+        }
+    }
+
+    /// How many connections for blocking reads are idle in the pool (at most 16).
+    pub fn idle_wait_connections(&self) -> usize {
+        self.inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    async fn subscribe_bus(&self) -> Result<Subscription, Error> {
+        let mut pubsub = self
+            .inner
+            .client
+            .get_async_pubsub()
+            .await
+            .map_err(redis_error("connect for the bus"))?;
+        pubsub
+            .subscribe(self.bus_channel())
+            .await
+            .map_err(redis_error("SUBSCRIBE"))?;
+        Ok(Box::pin(pubsub.into_on_message()))
+    }
 }
+
+type Subscription = Pin<Box<dyn futures_core::Stream<Item = redis::Msg> + Send>>;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Envelope {
+    /// The sender's origin.
     o: u64,
+    /// The sender's sequence number, from 1.
+    #[serde(default)]
+    q: u64,
     m: BusMessage,
+}
+
+/// A bus listener's state: its subscription, and what it knows of each sender.
+struct Listener {
+    stores: RedisStores,
+    sub: Option<Subscription>,
+    /// Per sender: the highest sequence number heard, and whether the listener reconnected
+    /// since (the next message then tells how many were missed).
+    senders: HashMap<u64, (u64, bool)>,
+}
+
+impl Listener {
+    async fn next(mut self) -> Option<(BusMessage, Self)> {
+        loop {
+            let Some(sub) = self.sub.as_mut() else {
+                self.sub = Some(self.reconnect().await?);
+                continue;
+            };
+            let Some(msg) = sub.next().await else {
+                self.sub = None;
+                continue;
+            };
+            let inner = &self.stores.inner;
+            let envelope = match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
+                Ok(e) => e,
+                Err(_) => {
+                    inner.lagged.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            };
+            if envelope.o == self.stores.origin {
+                continue;
+            }
+            self.heard(envelope.o, envelope.q);
+            return Some((envelope.m, self));
+        }
+    }
+
+    /// Counts what was missed of sender `origin` before its message `seq`.
+    fn heard(&mut self, origin: u64, seq: u64) {
+        if seq == 0 {
+            return;
+        }
+        match self.senders.get_mut(&origin) {
+            Some((last, after_gap)) => {
+                if *after_gap && seq > *last + 1 {
+                    let missed = seq - *last - 1;
+                    self.stores
+                        .inner
+                        .lagged
+                        .fetch_add(missed, Ordering::Relaxed);
+                }
+                *after_gap = false;
+                *last = (*last).max(seq);
+            }
+            None => {
+                if self.senders.len() >= BUS_ORIGINS {
+                    self.senders.clear();
+                }
+                self.senders.insert(origin, (seq, false));
+            }
+        }
+    }
+
+    /// Subscribes again, after a growing delay; `None` after [`BUS_ATTEMPTS`] failures.
+    async fn reconnect(&mut self) -> Option<Subscription> {
+        let mut delay = BUS_BACKOFF_MIN;
+        for attempt in 1..=BUS_ATTEMPTS {
+            async_io::Timer::after(delay).await;
+            match self.stores.subscribe_bus().await {
+                Ok(sub) => {
+                    for (_, after_gap) in self.senders.values_mut() {
+                        *after_gap = true;
+                    }
+                    self.stores.inner.reconnects.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(attempt, "Redis bus listener subscribed again");
+                    return Some(sub);
+                }
+                Err(e) => {
+                    tracing::warn!(attempt, error = %e, "Redis bus listener not subscribed");
+                    delay = (delay * 2).min(BUS_BACKOFF_MAX);
+                }
+            }
+        }
+        tracing::error!("Redis bus listener gave up after {BUS_ATTEMPTS} attempts");
+        None
+    }
 }
 
 impl Bus for RedisStores {
@@ -516,6 +749,7 @@ impl Bus for RedisStores {
         Box::pin(async move {
             let body = serde_json::to_vec(&Envelope {
                 o: self.origin,
+                q: self.sent.fetch_add(1, Ordering::Relaxed) + 1,
                 m: msg.clone(),
             })
             .map_err(|e| Error::new(ErrorKind::Internal, format!("bus message: {e}")))?;
@@ -530,29 +764,12 @@ impl Bus for RedisStores {
 
     fn listen(&self) -> StoreFuture<'_, BusStream> {
         Box::pin(async move {
-            let mut pubsub = self
-                .inner
-                .client
-                .get_async_pubsub()
-                .await
-                .map_err(redis_error("connect for the bus"))?;
-            pubsub
-                .subscribe(self.bus_channel())
-                .await
-                .map_err(redis_error("SUBSCRIBE"))?;
-            let origin = self.origin;
-            let inner = self.inner.clone();
-            let stream = pubsub.into_on_message().filter_map(move |msg| {
-                let got = match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
-                    Ok(e) if e.o != origin => Some(e.m),
-                    Ok(_) => None,
-                    Err(_) => {
-                        inner.lagged.fetch_add(1, Ordering::Relaxed);
-                        None
-                    }
-                };
-                std::future::ready(got)
-            });
+            let listener = Listener {
+                stores: self.clone(),
+                sub: Some(self.subscribe_bus().await?),
+                senders: HashMap::new(),
+            };
+            let stream = futures_util::stream::unfold(listener, Listener::next);
             Ok(Box::pin(stream) as BusStream)
         })
     }
