@@ -10,7 +10,6 @@
 //! Needs `redis-server` (Debian's package); skipped without it unless `MCP_REQUIRE_REDIS=1`.
 //! The official TypeScript SDK client walks the same deployment in `interop/run.sh`.
 
-#[allow(dead_code)]
 #[path = "../../mcp-service/tests/support/cluster.rs"]
 mod cluster_support;
 

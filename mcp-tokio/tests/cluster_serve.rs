@@ -4,7 +4,6 @@
 //! subscription made on one hears an update made on the other, and a session deleted on one
 //! ends on both. Run on the in-memory stores, and on a real `redis-server`.
 
-#[allow(dead_code)]
 #[path = "../../mcp-service/tests/support/cluster.rs"]
 mod cluster_support;
 #[path = "support/http.rs"]

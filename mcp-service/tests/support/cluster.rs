@@ -19,7 +19,7 @@ use mcp_service::cluster::{
     SessionStore, StoreLimits, contract,
 };
 
-use redis_server::redis_server;
+pub use redis_server::redis_server;
 
 /// Every contract suite against `a`, with `b` as the other instance (bus and keys).
 pub async fn contract_suite<S, R>(a: &S, b: &S, rt: &R)
