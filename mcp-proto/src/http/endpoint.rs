@@ -225,6 +225,9 @@ struct Conn {
     waiting: bool,
     /// Its body is SSE (else one JSON body).
     sse: bool,
+    /// The POST stream it carried to its end (its answer included): once the driver has
+    /// pulled everything, the event store is told to forget it ([`EventStore::forget`]).
+    delivered: Option<u64>,
 }
 
 struct Entry {
@@ -1065,6 +1068,7 @@ impl Endpoint {
                 finished: false,
                 waiting: false,
                 sse,
+                delivered: None,
             },
         );
         id
@@ -1089,7 +1093,12 @@ impl Endpoint {
     ) -> Response<Body> {
         let body = if self.conns.get(&conn).is_some_and(|c| c.finished) {
             match self.conns.remove(&conn) {
-                Some(c) => Body::Full(c.queue),
+                Some(c) => {
+                    if let Some(l) = c.delivered {
+                        self.forget_delivered(c.session, l);
+                    }
+                    Body::Full(c.queue)
+                }
                 None => Body::Empty,
             }
         } else {
@@ -1281,11 +1290,21 @@ impl Endpoint {
         };
         if !c.queue.is_empty() {
             let n = c.queue.len();
-            out.append(&mut c.queue);
+            if out.is_empty() {
+                // Moved, not copied (a large reply is not copied once more here).
+                core::mem::swap(out, &mut c.queue);
+                c.queue.clear();
+            } else {
+                out.append(&mut c.queue);
+            }
             return StreamPoll::Data(n);
         }
         if c.finished {
+            let delivered = c.delivered.map(|l| (c.session, l));
             self.conns.remove(&stream);
+            if let Some((sid, l)) = delivered {
+                self.forget_delivered(sid, l);
+            }
             return StreamPoll::Closed;
         }
         c.waiting = true;
@@ -1349,6 +1368,25 @@ impl Endpoint {
             entry.session.handle_closed(now, None);
         }
         self.settle(now, sid, entry, None);
+    }
+
+    /// POST stream `l` of session `sid` went out whole (its reply body was pulled to its end):
+    /// its events need not stay in the store.
+    fn forget_delivered(&mut self, sid: SessionId, l: u64) {
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return;
+        };
+        if let Some(store) = entry.store.as_mut()
+            && !entry.streams.contains_key(&l)
+        {
+            let before = (store.len(), store.bytes());
+            store.forget(l);
+            if (store.len(), store.bytes()) != before {
+                entry.stored.retain(|&(_, stream, _)| stream != l);
+                self.stored_changed(sid, &mut entry, before);
+            }
+        }
+        self.sessions.insert(sid, entry);
     }
 
     fn finish_conn(&mut self, id: StreamId) {
@@ -2022,6 +2060,10 @@ impl Endpoint {
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
         };
+        if matches!(s.kind, Kind::Post { json: false, .. }) && !ending {
+            // Answered: once this body is pulled to its end, the stream was delivered whole.
+            conn.delivered = Some(l);
+        }
         if let Kind::Post {
             json: true,
             outstanding,
@@ -2265,12 +2307,13 @@ const REQUESTS_NEED_SSE: &str =
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
-    let text = String::from_utf8_lossy(data);
+    // A message is serialised JSON (UTF-8): encoded from its bytes, with no text conversion.
+    out.reserve(data.len() + 64);
     let mut idbuf = String::new();
     if let Some((l, seq)) = id {
         let _ = write!(idbuf, "{l}-{seq}");
     }
-    sse::encode_event(out, Some("message"), id.map(|_| idbuf.as_str()), &text);
+    sse::encode_event_bytes(out, Some("message"), id.map(|_| idbuf.as_str()), data);
 }
 
 /// The JSON body of a POST: nothing, one message, or an array of them.
