@@ -326,6 +326,25 @@ impl Entry {
             && !self.attached()
     }
 
+    /// Gives back the room of its empty tables and queues, its session's included: it just
+    /// became idle, and may stay so (10 000 idle sessions cost their entries, not the room of
+    /// their first requests).
+    fn shed(&mut self) {
+        self.session.shed();
+        if self.streams.is_empty() {
+            self.streams = BTreeMap::new();
+        }
+        if self.routes.is_empty() {
+            self.routes = BTreeMap::new();
+        }
+        if self.stored.is_empty() {
+            self.stored = VecDeque::new();
+        }
+        if self.asked.is_empty() {
+            self.asked = Vec::new();
+        }
+    }
+
     /// Whether new SSE streams start with a priming event (resumable, 2025-11-25 and later).
     fn primes(&self) -> bool {
         self.store.is_some()
@@ -752,6 +771,16 @@ impl Endpoint {
     /// The checks every POST body passes, on either transport: JSON content type (415), size
     /// (413), well-formed JSON-RPC (400 with -32700 / -32600).
     fn check_body(&self, parts: &Parts, body: &[u8]) -> Result<Classified, Refusal> {
+        self.check_body_parsed(parts, body).map(|(c, _)| c)
+    }
+
+    /// [`check_body`](Self::check_body), with the parsed body for the session to take (a
+    /// large body is not parsed again there).
+    fn check_body_parsed<'a>(
+        &self,
+        parts: &Parts,
+        body: &'a [u8],
+    ) -> Result<(Classified, Parsed<'a>), Refusal> {
         if !is_json(&parts.headers) {
             return Err(Refusal::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -768,7 +797,8 @@ impl Endpoint {
                 None,
             ));
         }
-        classify(body)
+        let parsed = jsonrpc::parse(body);
+        classify(&parsed).map(|c| (c, parsed))
     }
 
     fn post(
@@ -793,8 +823,8 @@ impl Endpoint {
                 None,
             );
         }
-        let c = match self.check_body(parts, body) {
-            Ok(c) => c,
+        let (c, parsed) = match self.check_body_parsed(parts, body) {
+            Ok(found) => found,
             Err(r) => return r.reply(),
         };
         if let Some(version) = self.modern_version(parts) {
@@ -816,13 +846,13 @@ impl Endpoint {
         }
         entry.last_activity = now;
         if !c.answerable {
-            entry.session.handle_message(now, body);
+            entry.session.handle_parsed(now, body.len(), parsed);
             self.settle(now, sid, entry, None);
             return plain(StatusCode::ACCEPTED, Body::Empty);
         }
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, &c, json);
-        entry.session.handle_message(now, body);
+        entry.session.handle_parsed(now, body.len(), parsed);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
     }
@@ -1778,6 +1808,9 @@ impl Endpoint {
         };
         if entry.idle_key != idle {
             self.move_idle(sid, &mut entry, idle);
+            if idle.is_some() {
+                entry.shed();
+            }
         }
         self.sessions.insert(sid, entry);
     }
@@ -2182,13 +2215,13 @@ fn admit(entry: &Entry, c: &Classified, version: Option<ProtocolVersion>) -> Res
 }
 
 /// Reads what a POST body holds; 400 with a JSON-RPC error body when it is not JSON-RPC.
-fn classify(body: &[u8]) -> Result<Classified, Refusal> {
+fn classify(parsed: &Parsed<'_>) -> Result<Classified, Refusal> {
     let mut c = Classified::default();
-    match jsonrpc::parse(body) {
+    match parsed {
         Parsed::Single(Ok(env)) => {
             if let Envelope::Request { id, method, .. } = env {
                 c.initialize = method == "initialize";
-                c.requests.push(id);
+                c.requests.push(id.clone());
                 c.answerable = true;
             }
         }
@@ -2210,10 +2243,10 @@ fn classify(body: &[u8]) -> Result<Classified, Refusal> {
                                 StatusCode::BAD_REQUEST,
                                 -32600,
                                 "Invalid Request: `initialize` must not be part of a batch",
-                                Some(&id),
+                                Some(id),
                             ));
                         }
-                        c.requests.push(id);
+                        c.requests.push(id.clone());
                         c.answerable = true;
                     }
                     Ok(_) => {}

@@ -132,7 +132,7 @@ impl EventStore for MemoryEventStore {
             keep
         });
         self.bytes = self.bytes.saturating_sub(freed);
-        if self.events.is_empty() && self.events.capacity() > 8 {
+        if self.events.is_empty() {
             // An idle session keeps no room for events it no longer has.
             self.events = VecDeque::new();
         }
