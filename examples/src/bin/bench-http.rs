@@ -328,8 +328,13 @@ fn serve(args: &Args) {
         options = options.shards(n);
     }
     let result: Result<(), String> = match args.runtime.as_str() {
+        // One worker per CPU the server may run on (one when pinned with `taskset -c N`).
         "tokio" => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map(usize::from)
+                    .unwrap_or(2),
+            )
             .enable_all()
             .build()
             .map_err(|e| e.to_string())

@@ -2355,7 +2355,12 @@ fn join_json(out: &mut Vec<u8>, parts: Vec<Vec<u8>>) {
         0 => {}
         1 => {
             for p in parts {
-                out.extend_from_slice(&p);
+                if out.is_empty() {
+                    // Moved, not copied: the one message is the body.
+                    *out = p;
+                } else {
+                    out.extend_from_slice(&p);
+                }
             }
         }
         _ => {
