@@ -323,7 +323,11 @@ fn serve(args: &Args) {
         mcp_service::tls::TlsServerConfig::from_pem(&read(c), &read(k))
             .unwrap_or_else(|e| usage(&e.to_string()))
     });
-    let mut options = mcp_service::hyper_server::HttpServerOptions::default();
+    // Every connection comes from the load generator's one address: no cap per address
+    // below the cap on connections.
+    let limits = mcp_service::driver::ConnectionLimits::default();
+    let mut options = mcp_service::hyper_server::HttpServerOptions::default()
+        .connections(limits.max_per_ip(limits.max_connections));
     if let Some(n) = args.shards {
         options = options.shards(n);
     }
