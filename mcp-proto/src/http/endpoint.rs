@@ -831,7 +831,7 @@ impl Endpoint {
             return self.post_modern(now, parts, body, &c, version);
         }
         if self.config.stateless {
-            return self.post_stateless(now, parts, body, &c, random);
+            return self.post_stateless(now, parts, (body, parsed), &c, random);
         }
         if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
             return self.initialize(now, parts, body, &c, random);
@@ -900,7 +900,7 @@ impl Endpoint {
         &mut self,
         now: Instant,
         parts: &Parts,
-        body: &[u8],
+        (body, parsed): (&[u8], Parsed<'_>),
         c: &Classified,
         random: Option<u128>,
     ) -> Response<Body> {
@@ -954,7 +954,7 @@ impl Endpoint {
         self.stats.sessions_created += 1;
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, c, json);
-        entry.session.handle_message(now, body);
+        entry.session.handle_parsed(now, body.len(), parsed);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
     }
