@@ -11,6 +11,8 @@
 
 use std::cell::{Cell, RefCell};
 
+mod writer;
+
 use mcp_proto::{Error, ErrorKind};
 use serde_json::value::RawValue;
 
@@ -64,7 +66,11 @@ fn serialise<T: serde::Serialize + ?Sized>(
     value: &T,
 ) -> Result<Box<RawValue>, Error> {
     buf.clear();
-    let written = serde_json::to_writer(&mut *buf, value).map_err(serialise_error);
+    // The fast writer, and `serde_json` for what it leaves (the same text either way).
+    let written = writer::write(buf, value).or_else(|_| {
+        buf.clear();
+        serde_json::to_writer(&mut *buf, value).map_err(serialise_error)
+    });
     let out = written.and_then(|()| {
         // serde_json writes valid UTF-8 and valid JSON; `from_string` checks both again (a
         // fast scan), as the only safe way to build a `RawValue` from text.

@@ -1,14 +1,29 @@
 //! `bench-http` — the Streamable HTTP benchmark: K concurrent sessions, each making M `echo`
-//! calls, against our `echo` server in its own process.
+//! calls, against our `echo` server in its own process, or against any Streamable HTTP server
+//! with an `echo` tool (one returning its `text` argument as its text content).
 //!
 //! ```text
 //! bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S]
-//!            [--json-response] [--https] [--h2] [--shards N] [--cluster memory|REDIS_URL]
+//!            [--json-response] [--stateless] [--https] [--h2] [--shards N]
+//!            [--server-cmd CMD | --url URL [--server-pid PID]] [--idle N] [--label L]
+//!            [--cluster memory|REDIS_URL]
 //! ```
 //!
 //! `--cluster memory` serves as one instance of a cluster on in-memory stores (what sharing
 //! sessions, events and updates costs without a backend's latency); `--cluster
 //! redis://HOST:PORT/` on Redis (`ServerBuilder::cluster`, `RedisStores`).
+//!
+//! Other servers: `--server-cmd CMD` starts `CMD` (through `sh -c`, `exec`ed, so that its
+//! process is the server's) for each K, with `{port}` replaced by a free port, and waits for
+//! the port to accept connections; `--url http://HOST:PORT/PATH` talks to a server already
+//! running (the same one for every K), whose memory and CPU are read from `/proc` when
+//! `--server-pid PID` names it. A server that answers `initialize` with no `Mcp-Session-Id`
+//! (a stateless one) is called without it. Our own server is `--server-cmd` too:
+//! `bench-http --serve --port {port}` (with `taskset -c 0` before it to pin it to a CPU).
+//!
+//! `--idle N` only opens N sessions (no calls) and reports the server's RSS with them idle.
+//! `--label L` names the run in its JSON lines. `--stateless` serves our server in stateless
+//! mode (no session; with `--json-response`, what an rmcp server's JSON replies need).
 //!
 //! `--shards N` serves with N engines (default: the library's, one per core), `--shards 1`
 //! with one, for the sharded server's speed-up.
@@ -23,7 +38,8 @@
 //! RSS with the K sessions idle; then opens one keep-alive HTTP/1.1 connection per session and
 //! measures again (the connections' cost); then has every session make M calls back to back on
 //! its connection, checking every reply. One JSON line per K: calls per second, p50/p99 latency, the server's idle memory per
-//! session and in total, its peak RSS and CPU time.
+//! session and in total, its peak RSS and CPU time, its RSS after the calls and its CPU time per
+//! call (the CPU it spent during the calls, divided by their number).
 //!
 //! The client is a bare hyper client, not our typed client, so that the figures are the
 //! server's. `BENCH_HTTP_SERVER_PREFIX` puts a command before the server's (a profiler);
@@ -48,7 +64,7 @@ const V: &str = "2025-11-25";
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--https] [--h2] [--shards N] [--cluster memory|REDIS_URL]"
+        "bench-http: {msg}\nusage: bench-http [--runtime tokio|async-std|smol] [--sessions 1,64,1024] [--calls M] [--size S] [--json-response] [--stateless] [--https] [--h2] [--shards N] [--server-cmd CMD | --url URL [--server-pid PID]] [--idle N] [--label L] [--cluster memory|REDIS_URL]"
     );
     std::process::exit(2);
 }
@@ -69,6 +85,63 @@ struct Args {
     h2: bool,
     /// The server's certificate and key files (given to `--serve` with `--https`).
     tls_files: Option<(String, String)>,
+    /// Our server in stateless mode (`--stateless`).
+    stateless: bool,
+    /// The port `--serve` listens on (`--port`; 0: any).
+    port: u16,
+    /// Another server, started for each K (`--server-cmd`, `{port}` replaced).
+    server_cmd: Option<String>,
+    /// A server already running (`--url`).
+    url: Option<Target>,
+    /// Its process, for its memory and CPU (`--server-pid`).
+    server_pid: Option<u32>,
+    /// Only open this many sessions and measure them idle (`--idle`).
+    idle: Option<usize>,
+    /// The name of the run in its JSON lines (`--label`).
+    label: Option<String>,
+}
+
+/// Where the server listens: address, port and the endpoint's path.
+#[derive(Clone, Debug)]
+struct Target {
+    host: String,
+    port: u16,
+    path: String,
+}
+
+impl Target {
+    fn local(port: u16) -> Self {
+        Target {
+            host: "127.0.0.1".into(),
+            port,
+            path: "/mcp".into(),
+        }
+    }
+
+    /// `http://HOST:PORT/PATH` (the path defaults to `/mcp`).
+    fn parse(url: &str) -> Option<Self> {
+        let rest = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/mcp"),
+        };
+        let (host, port) = authority.rsplit_once(':')?;
+        Some(Target {
+            host: host.trim_matches(['[', ']']).to_owned(),
+            port: port.parse().ok()?,
+            path: path.to_owned(),
+        })
+    }
+
+    fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
 /// How the client connects: TLS (with the CA it trusts) or not, HTTP/2 or HTTP/1.1.
@@ -92,6 +165,13 @@ fn parse_args() -> Args {
         https: false,
         h2: false,
         tls_files: None,
+        stateless: false,
+        port: 0,
+        server_cmd: None,
+        url: None,
+        server_pid: None,
+        idle: None,
+        label: None,
     };
     let mut i = 0;
     while i < argv.len() {
@@ -112,6 +192,24 @@ fn parse_args() -> Args {
             "--size" => a.size = value(i).parse().unwrap_or_else(|_| usage("--size")),
             "--shards" => a.shards = Some(value(i).parse().unwrap_or_else(|_| usage("--shards"))),
             "--cluster" => a.cluster = Some(value(i)),
+            "--port" => a.port = value(i).parse().unwrap_or_else(|_| usage("--port")),
+            "--server-cmd" => a.server_cmd = Some(value(i)),
+            "--url" => {
+                a.url = Some(
+                    Target::parse(&value(i))
+                        .unwrap_or_else(|| usage("--url http://HOST:PORT/PATH")),
+                )
+            }
+            "--server-pid" => {
+                a.server_pid = Some(value(i).parse().unwrap_or_else(|_| usage("--server-pid")))
+            }
+            "--idle" => a.idle = Some(value(i).parse().unwrap_or_else(|_| usage("--idle"))),
+            "--label" => a.label = Some(value(i)),
+            "--stateless" => {
+                a.stateless = true;
+                i += 1;
+                continue;
+            }
             "--json-response" => {
                 a.json = true;
                 i += 1;
@@ -163,6 +261,19 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| usage(&e.to_string()));
+    if args.server_cmd.is_some() && args.url.is_some() {
+        usage("--server-cmd and --url exclude each other");
+    }
+    if let Some(n) = args.idle {
+        match rt.block_on(idle(&args, &wire, n)) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("bench-http: --idle {n}: {e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
     for &k in &args.sessions {
         match rt.block_on(run(&args, &wire, k)) {
             Ok(line) => println!("{line}"),
@@ -216,14 +327,15 @@ fn serve(args: &Args) {
         Some(c) => b.cluster(c),
         None => b,
     });
-    let listener =
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| usage(&e.to_string()));
+    let listener = std::net::TcpListener::bind(("127.0.0.1", args.port))
+        .unwrap_or_else(|e| usage(&e.to_string()));
     let addr = listener
         .local_addr()
         .unwrap_or_else(|e| usage(&e.to_string()));
     let mut config = mcp_proto::http::EndpointConfig::new(server.config().clone())
         .bound_to(addr.ip())
-        .max_sessions(100_000);
+        .max_sessions(100_000)
+        .stateless(args.stateless);
     if args.json {
         config = config.response_mode(mcp_proto::http::ResponseMode::Json);
     }
@@ -233,13 +345,22 @@ fn serve(args: &Args) {
         mcp_service::tls::TlsServerConfig::from_pem(&read(c), &read(k))
             .unwrap_or_else(|e| usage(&e.to_string()))
     });
-    let mut options = mcp_service::hyper_server::HttpServerOptions::default();
+    // Every connection comes from the load generator's one address: no cap per address
+    // below the cap on connections.
+    let limits = mcp_service::driver::ConnectionLimits::default();
+    let mut options = mcp_service::hyper_server::HttpServerOptions::default()
+        .connections(limits.max_per_ip(limits.max_connections));
     if let Some(n) = args.shards {
         options = options.shards(n);
     }
     let result: Result<(), String> = match args.runtime.as_str() {
+        // One worker per CPU the server may run on (one when pinned with `taskset -c N`).
         "tokio" => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map(usize::from)
+                    .unwrap_or(2),
+            )
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
@@ -321,20 +442,20 @@ impl SendRequest {
 
 struct Session {
     sender: SendRequest,
-    sid: String,
+    /// `None` for a stateless server.
+    sid: Option<String>,
 }
 
-fn post(port: u16, sid: Option<&str>, body: String) -> Request<Full<Bytes>> {
-    let mut b = Request::post("/mcp")
-        .header("host", format!("127.0.0.1:{port}"))
+fn post(target: &Target, sid: Option<&str>, body: String) -> Request<Full<Bytes>> {
+    let mut b = Request::post(target.path.as_str())
+        .header("host", target.authority())
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream");
     if let Some(sid) = sid {
-        b = b
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", V);
+        b = b.header("mcp-session-id", sid);
     }
-    b.body(Full::from(body))
+    b.header("mcp-protocol-version", V)
+        .body(Full::from(body))
         .unwrap_or_else(|e| usage(&e.to_string()))
 }
 
@@ -387,8 +508,8 @@ async fn exchange(
 }
 
 /// A keep-alive connection to the server: TLS or not, HTTP/1.1 or HTTP/2 as `wire` says.
-async fn connect(port: u16, wire: &Wire) -> Result<SendRequest, String> {
-    let stream = TcpStream::connect(("127.0.0.1", port))
+async fn connect(target: &Target, wire: &Wire) -> Result<SendRequest, String> {
+    let stream = TcpStream::connect((target.host.as_str(), target.port))
         .await
         .map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
@@ -417,26 +538,26 @@ async fn connect(port: u16, wire: &Wire) -> Result<SendRequest, String> {
     }
 }
 
-/// Opens a session (initialize + initialized) on a connection of its own, closed afterwards.
-async fn open(port: u16, wire: Wire) -> Result<String, String> {
-    let mut sender = connect(port, &wire).await?;
+/// Opens a session (initialize + initialized) on a connection of its own, closed afterwards;
+/// its id (`None` from a stateless server).
+async fn open(target: Target, wire: Wire) -> Result<Option<String>, String> {
+    let mut sender = connect(&target, &wire).await?;
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion": V, "capabilities": {},
         "clientInfo": {"name": "bench-http", "version": "1"}}});
-    let (parts, _) = exchange(&mut sender, post(port, None, init.to_string())).await?;
+    let (parts, _) = exchange(&mut sender, post(&target, None, init.to_string())).await?;
     let sid = parts
         .headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
-        .ok_or("no session id")?
-        .to_owned();
+        .map(str::to_owned);
     let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-    exchange(&mut sender, post(port, Some(&sid), note)).await?;
+    exchange(&mut sender, post(&target, sid.as_deref(), note)).await?;
     Ok(sid)
 }
 
 async fn calls(
-    port: u16,
+    target: Target,
     mut s: Session,
     m: usize,
     text: Arc<String>,
@@ -447,7 +568,7 @@ async fn calls(
             "params":{"name":"echo","arguments":{"text": text.as_str()}}})
         .to_string();
         let t = Instant::now();
-        let (_, msgs) = exchange(&mut s.sender, post(port, Some(&s.sid), body)).await?;
+        let (_, msgs) = exchange(&mut s.sender, post(&target, s.sid.as_deref(), body)).await?;
         lat.push(t.elapsed());
         let reply = msgs
             .iter()
@@ -480,7 +601,95 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e3
 }
 
-async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
+/// A server being measured: its process, when known, and where it listens.
+struct Measured {
+    child: Option<tokio::process::Child>,
+    pid: Option<u32>,
+    target: Target,
+    /// Runs under `BENCH_HTTP_SERVER_PREFIX` (a profiler, stopped with SIGINT).
+    profiled: bool,
+}
+
+impl Measured {
+    fn rss_kb(&self) -> u64 {
+        self.pid.map(rss_kb).unwrap_or(0)
+    }
+
+    /// CPU seconds and peak RSS (KiB) so far.
+    fn stats(&self) -> (f64, u64) {
+        self.pid
+            .and_then(mcp_examples::bench::proc_stats)
+            .unwrap_or((0.0, 0))
+    }
+
+    async fn stop(self) {
+        let Some(mut child) = self.child else {
+            return;
+        };
+        if !self.profiled {
+            let _ = child.kill().await;
+            return;
+        }
+        // A profiler writes its data on SIGINT (and then ends the server it runs).
+        if let Some(pid) = self.pid {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+        }
+        if tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+/// A port nobody listens on now.
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Starts the server to measure (or names the one running at `--url`).
+async fn start(args: &Args) -> Result<Measured, String> {
+    if let Some(target) = &args.url {
+        return Ok(Measured {
+            child: None,
+            pid: args.server_pid,
+            target: target.clone(),
+            profiled: false,
+        });
+    }
+    if let Some(template) = &args.server_cmd {
+        let port = free_port()?;
+        let line = template.replace("{port}", &port.to_string());
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {line}"))
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("{line}: {e}"))?;
+        let pid = child.id();
+        let target = Target::local(port);
+        let t = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!("{line}: exited ({status}) before listening"));
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                return Err(format!("{line}: not listening on {port} after 30 s"));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        return Ok(Measured {
+            child: Some(child),
+            pid,
+            target,
+            profiled: false,
+        });
+    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     // `BENCH_HTTP_SERVER_PREFIX="perf record -g --"` (say) runs the server under a profiler.
     let prefix: Vec<String> = std::env::var("BENCH_HTTP_SERVER_PREFIX")
@@ -497,6 +706,9 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
     cmd.arg("--serve").arg("--runtime").arg(&args.runtime);
     if args.json {
         cmd.arg("--json-response");
+    }
+    if args.stateless {
+        cmd.arg("--stateless");
     }
     if let Some(n) = args.shards {
         cmd.arg("--shards").arg(n.to_string());
@@ -524,17 +736,28 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
         .and_then(|(_, p)| p.parse().ok())
         .ok_or("bad address")?;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let base_kb = rss_kb(pid);
+    Ok(Measured {
+        child: Some(child),
+        pid: Some(pid),
+        target: Target::local(port),
+        profiled: !prefix.is_empty(),
+    })
+}
 
-    // Open K sessions, at most 64 handshakes at a time, each on a connection closed after
-    // the handshake: what remains is the sessions' own memory.
+/// Opens `k` sessions, at most 64 handshakes at a time, each on a connection closed after the
+/// handshake: what remains is the sessions' own memory.
+async fn open_sessions(
+    target: &Target,
+    wire: &Wire,
+    k: usize,
+) -> Result<Vec<Option<String>>, String> {
+    use futures_util::StreamExt;
     let mut sids = Vec::with_capacity(k);
     let mut pending = futures_util::stream::FuturesUnordered::new();
     let mut started = 0;
-    use futures_util::StreamExt;
     while sids.len() < k {
         while started < k && pending.len() < 64 {
-            pending.push(open(port, wire.clone()));
+            pending.push(open(target.clone(), wire.clone()));
             started += 1;
         }
         match pending.next().await {
@@ -542,24 +765,59 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
             None => break,
         }
     }
+    Ok(sids)
+}
+
+/// `--idle N`: the server's memory with N sessions open and idle.
+async fn idle(args: &Args, wire: &Wire, n: usize) -> Result<String, String> {
+    let server = start(args).await?;
+    let base_kb = server.rss_kb();
+    let sids = open_sessions(&server.target, wire, n).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let idle_kb = server.rss_kb();
+    let (cpu, hwm) = server.stats();
+    server.stop().await;
+    let total = idle_kb.saturating_sub(base_kb);
+    Ok(json!({
+        "label": args.label,
+        "idle_sessions": n,
+        "stateful": sids.iter().all(Option::is_some),
+        "server_base_rss_kb": base_kb,
+        "server_rss_kb": idle_kb,
+        "server_rss_mib": ((idle_kb as f64 / 1024.0) * 10.0).round() / 10.0,
+        "server_idle_sessions_kb": total,
+        "server_idle_kb_per_session": ((total as f64 / n.max(1) as f64) * 10.0).round() / 10.0,
+        "server_peak_rss_kb": hwm,
+        "server_cpu_s": (cpu * 100.0).round() / 100.0,
+    })
+    .to_string())
+}
+
+async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
+    let server = start(args).await?;
+    let target = server.target.clone();
+    let base_kb = server.rss_kb();
+    let sids = open_sessions(&target, wire, k).await?;
+    let stateful = sids.iter().all(Option::is_some);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let idle_kb = rss_kb(pid);
+    let idle_kb = server.rss_kb();
     // Then one keep-alive connection per session, idle: the cost of the connections.
     let mut sessions = Vec::with_capacity(k);
     for sid in sids {
         sessions.push(Session {
-            sender: connect(port, wire).await?,
+            sender: connect(&target, wire).await?,
             sid,
         });
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let conn_kb = rss_kb(pid);
+    let conn_kb = server.rss_kb();
 
     let text = Arc::new("x".repeat(args.size));
+    let (cpu_before, _) = server.stats();
     let t = Instant::now();
     let tasks: Vec<_> = sessions
         .into_iter()
-        .map(|s| tokio::spawn(calls(port, s, args.calls, text.clone())))
+        .map(|s| tokio::spawn(calls(target.clone(), s, args.calls, text.clone())))
         .collect();
     let mut lat = Vec::with_capacity(k * args.calls);
     for task in tasks {
@@ -567,24 +825,16 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
     }
     let wall = t.elapsed().as_secs_f64();
     lat.sort();
-    let (cpu, hwm) = mcp_examples::bench::proc_stats(pid).unwrap_or((0.0, 0));
-    if prefix.is_empty() {
-        let _ = child.kill().await;
-    } else {
-        // A profiler writes its data on SIGINT (and then ends the server it runs).
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-        if tokio::time::timeout(Duration::from_secs(30), child.wait())
-            .await
-            .is_err()
-        {
-            let _ = child.kill().await;
-        }
-    }
+    let (cpu, hwm) = server.stats();
+    let rss_after = server.rss_kb();
+    server.stop().await;
     let idle_total = idle_kb.saturating_sub(base_kb);
+    let calls_cpu = (cpu - cpu_before).max(0.0);
     Ok(json!({
-        "runtime": args.runtime,
+        "label": args.label,
+        "runtime": if args.server_cmd.is_some() || args.url.is_some() { "external" } else { args.runtime.as_str() },
         "reply": if args.json { "json" } else { "sse" },
+        "stateful": stateful,
         "shards": args.shards,
         "cluster": args.cluster,
         "wire": format!("{}{}", if args.https { "https" } else { "http" }, if args.h2 { "/2" } else { "/1.1" }),
@@ -598,8 +848,10 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
         "server_idle_sessions_kb": idle_total,
         "server_idle_kb_per_session": ((idle_total as f64 / k as f64) * 10.0).round() / 10.0,
         "server_idle_connections_kb": conn_kb.saturating_sub(idle_kb),
+        "server_rss_after_kb": rss_after,
         "server_peak_rss_kb": hwm,
         "server_cpu_s": (cpu * 100.0).round() / 100.0,
+        "server_cpu_us_per_call": ((calls_cpu / lat.len().max(1) as f64) * 1e7).round() / 10.0,
     })
     .to_string())
 }

@@ -230,6 +230,9 @@ struct Conn {
     waiting: bool,
     /// Its body is SSE (else one JSON body).
     sse: bool,
+    /// The POST stream it carried to its end (its answer included): once the driver has
+    /// pulled everything, the event store is told to forget it ([`EventStore::forget`]).
+    delivered: Option<u64>,
 }
 
 struct Entry {
@@ -326,6 +329,25 @@ impl Entry {
             && self.session.inbound_in_flight() == 0
             && self.session.outbound_in_flight() == 0
             && !self.attached()
+    }
+
+    /// Gives back the room of its empty tables and queues, its session's included: it just
+    /// became idle, and may stay so (10 000 idle sessions cost their entries, not the room of
+    /// their first requests).
+    fn shed(&mut self) {
+        self.session.shed();
+        if self.streams.is_empty() {
+            self.streams = BTreeMap::new();
+        }
+        if self.routes.is_empty() {
+            self.routes = BTreeMap::new();
+        }
+        if self.stored.is_empty() {
+            self.stored = VecDeque::new();
+        }
+        if self.asked.is_empty() {
+            self.asked = Vec::new();
+        }
     }
 
     /// Whether new SSE streams start with a priming event (resumable, 2025-11-25 and later).
@@ -754,6 +776,16 @@ impl Endpoint {
     /// The checks every POST body passes, on either transport: JSON content type (415), size
     /// (413), well-formed JSON-RPC (400 with -32700 / -32600).
     fn check_body(&self, parts: &Parts, body: &[u8]) -> Result<Classified, Refusal> {
+        self.check_body_parsed(parts, body).map(|(c, _)| c)
+    }
+
+    /// [`check_body`](Self::check_body), with the parsed body for the session to take (a
+    /// large body is not parsed again there).
+    fn check_body_parsed<'a>(
+        &self,
+        parts: &Parts,
+        body: &'a [u8],
+    ) -> Result<(Classified, Parsed<'a>), Refusal> {
         if !is_json(&parts.headers) {
             return Err(Refusal::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -770,7 +802,8 @@ impl Endpoint {
                 None,
             ));
         }
-        classify(body)
+        let parsed = jsonrpc::parse(body);
+        classify(&parsed).map(|c| (c, parsed))
     }
 
     fn post(
@@ -795,15 +828,15 @@ impl Endpoint {
                 None,
             );
         }
-        let c = match self.check_body(parts, body) {
-            Ok(c) => c,
+        let (c, parsed) = match self.check_body_parsed(parts, body) {
+            Ok(found) => found,
             Err(r) => return r.reply(),
         };
         if let Some(version) = self.modern_version(parts) {
             return self.post_modern(now, parts, body, &c, version);
         }
         if self.config.stateless {
-            return self.post_stateless(now, parts, body, &c, random);
+            return self.post_stateless(now, parts, (body, parsed), &c, random);
         }
         if c.initialize && !parts.headers.contains_key(&MCP_SESSION_ID) {
             return self.initialize(now, parts, body, &c, random);
@@ -818,7 +851,7 @@ impl Endpoint {
         }
         entry.last_activity = now;
         if !c.answerable {
-            entry.session.handle_message(now, body);
+            entry.session.handle_parsed(now, body.len(), parsed);
             self.settle(now, sid, entry, None);
             return plain(StatusCode::ACCEPTED, Body::Empty);
         }
@@ -832,7 +865,7 @@ impl Endpoint {
         }
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, &c, json);
-        entry.session.handle_message(now, body);
+        entry.session.handle_parsed(now, body.len(), parsed);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
     }
@@ -880,7 +913,7 @@ impl Endpoint {
         &mut self,
         now: Instant,
         parts: &Parts,
-        body: &[u8],
+        (body, parsed): (&[u8], Parsed<'_>),
         c: &Classified,
         random: Option<u128>,
     ) -> Response<Body> {
@@ -934,7 +967,7 @@ impl Endpoint {
         self.stats.sessions_created += 1;
         let json = self.config.response_mode != ResponseMode::Sse;
         let (l, conn) = self.open_post(&mut entry, sid, c, json);
-        entry.session.handle_message(now, body);
+        entry.session.handle_parsed(now, body.len(), parsed);
         self.settle(now, sid, entry, Some(l));
         self.post_reply(conn, json, None)
     }
@@ -1078,6 +1111,7 @@ impl Endpoint {
                 finished: false,
                 waiting: false,
                 sse,
+                delivered: None,
             },
         );
         id
@@ -1102,7 +1136,12 @@ impl Endpoint {
     ) -> Response<Body> {
         let body = if self.conns.get(&conn).is_some_and(|c| c.finished) {
             match self.conns.remove(&conn) {
-                Some(c) => Body::Full(c.queue),
+                Some(c) => {
+                    if let Some(l) = c.delivered {
+                        self.forget_delivered(c.session, l);
+                    }
+                    Body::Full(c.queue)
+                }
                 None => Body::Empty,
             }
         } else {
@@ -1298,11 +1337,21 @@ impl Endpoint {
         };
         if !c.queue.is_empty() {
             let n = c.queue.len();
-            out.append(&mut c.queue);
+            if out.is_empty() {
+                // Moved, not copied (a large reply is not copied once more here).
+                core::mem::swap(out, &mut c.queue);
+                c.queue.clear();
+            } else {
+                out.append(&mut c.queue);
+            }
             return StreamPoll::Data(n);
         }
         if c.finished {
+            let delivered = c.delivered.map(|l| (c.session, l));
             self.conns.remove(&stream);
+            if let Some((sid, l)) = delivered {
+                self.forget_delivered(sid, l);
+            }
             return StreamPoll::Closed;
         }
         c.waiting = true;
@@ -1366,6 +1415,25 @@ impl Endpoint {
             entry.session.handle_closed(now, None);
         }
         self.settle(now, sid, entry, None);
+    }
+
+    /// POST stream `l` of session `sid` went out whole (its reply body was pulled to its end):
+    /// its events need not stay in the store.
+    fn forget_delivered(&mut self, sid: SessionId, l: u64) {
+        let Some(mut entry) = self.sessions.remove(&sid) else {
+            return;
+        };
+        if let Some(store) = entry.store.as_mut()
+            && !entry.streams.contains_key(&l)
+        {
+            let before = (store.len(), store.bytes());
+            store.forget(l);
+            if (store.len(), store.bytes()) != before {
+                entry.stored.retain(|&(_, stream, _)| stream != l);
+                self.stored_changed(sid, &mut entry, before);
+            }
+        }
+        self.sessions.insert(sid, entry);
     }
 
     fn finish_conn(&mut self, id: StreamId) {
@@ -1764,6 +1832,9 @@ impl Endpoint {
         };
         if entry.idle_key != idle {
             self.move_idle(sid, &mut entry, idle);
+            if idle.is_some() {
+                entry.shed();
+            }
         }
         self.sessions.insert(sid, entry);
     }
@@ -2046,6 +2117,10 @@ impl Endpoint {
         let Some(conn) = self.conns.get_mut(&id) else {
             return;
         };
+        if matches!(s.kind, Kind::Post { json: false, .. }) && !ending {
+            // Answered: once this body is pulled to its end, the stream was delivered whole.
+            conn.delivered = Some(l);
+        }
         if let Kind::Post {
             json: true,
             outstanding,
@@ -2164,13 +2239,13 @@ fn admit(entry: &Entry, c: &Classified, version: Option<ProtocolVersion>) -> Res
 }
 
 /// Reads what a POST body holds; 400 with a JSON-RPC error body when it is not JSON-RPC.
-fn classify(body: &[u8]) -> Result<Classified, Refusal> {
+fn classify(parsed: &Parsed<'_>) -> Result<Classified, Refusal> {
     let mut c = Classified::default();
-    match jsonrpc::parse(body) {
+    match parsed {
         Parsed::Single(Ok(env)) => {
             if let Envelope::Request { id, method, .. } = env {
                 c.initialize = method == "initialize";
-                c.requests.push(id);
+                c.requests.push(id.clone());
                 c.answerable = true;
             }
         }
@@ -2192,10 +2267,10 @@ fn classify(body: &[u8]) -> Result<Classified, Refusal> {
                                 StatusCode::BAD_REQUEST,
                                 -32600,
                                 "Invalid Request: `initialize` must not be part of a batch",
-                                Some(&id),
+                                Some(id),
                             ));
                         }
-                        c.requests.push(id);
+                        c.requests.push(id.clone());
                         c.answerable = true;
                     }
                     Ok(_) => {}
@@ -2289,12 +2364,13 @@ const REQUESTS_NEED_SSE: &str =
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
-    let text = String::from_utf8_lossy(data);
+    // A message is serialised JSON (UTF-8): encoded from its bytes, with no text conversion.
+    out.reserve(data.len() + 64);
     let mut idbuf = String::new();
     if let Some((l, seq)) = id {
         let _ = write!(idbuf, "{l}-{seq}");
     }
-    sse::encode_event(out, Some("message"), id.map(|_| idbuf.as_str()), &text);
+    sse::encode_event_bytes(out, Some("message"), id.map(|_| idbuf.as_str()), data);
 }
 
 /// The JSON body of a POST: nothing, one message, or an array of them.
@@ -2303,7 +2379,12 @@ fn join_json(out: &mut Vec<u8>, parts: Vec<Vec<u8>>) {
         0 => {}
         1 => {
             for p in parts {
-                out.extend_from_slice(&p);
+                if out.is_empty() {
+                    // Moved, not copied: the one message is the body.
+                    *out = p;
+                } else {
+                    out.extend_from_slice(&p);
+                }
             }
         }
         _ => {

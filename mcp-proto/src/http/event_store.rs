@@ -27,6 +27,16 @@ pub trait EventStore: Send {
         let _ = stream;
     }
 
+    /// Stream `stream` (a POST's) was delivered whole: it is complete ([`end`](Self::end)
+    /// came before) and its reply body, answer included, was pulled to its end by the
+    /// driver. Only a client whose connection broke after that could still resume it. The
+    /// memory store drops its events, so that a session's memory does not grow with every
+    /// answer it ever sent (such a late resumption then gets an empty stream); the default
+    /// keeps them.
+    fn forget(&mut self, stream: u64) {
+        let _ = stream;
+    }
+
     /// Number of events retained.
     fn len(&self) -> usize;
 
@@ -112,6 +122,22 @@ impl EventStore for MemoryEventStore {
         }
     }
 
+    fn forget(&mut self, stream: u64) {
+        let mut freed = 0;
+        self.events.retain(|e| {
+            let keep = e.stream != stream;
+            if !keep {
+                freed += e.data.len();
+            }
+            keep
+        });
+        self.bytes = self.bytes.saturating_sub(freed);
+        if self.events.is_empty() {
+            // An idle session keeps no room for events it no longer has.
+            self.events = VecDeque::new();
+        }
+    }
+
     fn len(&self) -> usize {
         self.events.len()
     }
@@ -179,6 +205,54 @@ mod tests {
         assert_eq!(s.oldest(), Some((1, 1)));
         assert!(s.evict_oldest());
         assert_eq!((s.oldest(), s.len(), s.bytes()), (Some((2, 1)), 1, 3));
+    }
+
+    #[test]
+    fn a_forgotten_stream_is_dropped_and_the_others_kept() {
+        let mut s = MemoryEventStore::new(10, 100);
+        s.store(1, 1, b"aa");
+        s.store(2, 1, b"bbb");
+        s.store(1, 2, b"cccc");
+        s.store(3, 1, b"d");
+        s.forget(1);
+        assert_eq!((s.len(), s.bytes()), (2, 4));
+        assert!(replayed(&s, 1, 0).is_empty());
+        assert_eq!(replayed(&s, 2, 0), [(1, b"bbb".to_vec())]);
+        assert_eq!(s.oldest(), Some((2, 1)));
+        s.forget(9);
+        assert_eq!(
+            (s.len(), s.bytes()),
+            (2, 4),
+            "an unknown stream changes nothing"
+        );
+        s.forget(2);
+        s.forget(3);
+        assert!(s.is_empty());
+        assert_eq!(s.bytes(), 0);
+    }
+
+    #[test]
+    fn the_default_forget_keeps_everything() {
+        /// A store implementing only the required methods.
+        struct Keeping(MemoryEventStore);
+        impl EventStore for Keeping {
+            fn store(&mut self, stream: u64, seq: u64, data: &[u8]) {
+                self.0.store(stream, seq, data)
+            }
+            fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8])) {
+                self.0.replay(stream, after, each)
+            }
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn bytes(&self) -> usize {
+                self.0.bytes()
+            }
+        }
+        let mut s = Keeping(MemoryEventStore::new(10, 100));
+        s.store(1, 1, b"aa");
+        s.forget(1);
+        assert_eq!((s.len(), s.bytes()), (1, 2));
     }
 
     #[test]

@@ -156,6 +156,32 @@ impl Session {
         }
     }
 
+    /// Frees the room its queues and tables keep once empty (an idle session, kept by the
+    /// thousands, holds only what it needs).
+    pub(crate) fn shed(&mut self) {
+        if self.events.is_empty() {
+            self.events = VecDeque::new();
+        }
+        if self.out.is_empty() {
+            self.out = VecDeque::new();
+        }
+        if self.recently_cancelled.is_empty() {
+            self.recently_cancelled = VecDeque::new();
+        }
+        if self.pending.is_empty() {
+            self.pending = BTreeMap::new();
+        }
+        if self.inbound.is_empty() {
+            self.inbound = BTreeMap::new();
+        }
+        if self.batches.is_empty() {
+            self.batches = BTreeMap::new();
+        }
+        if self.listeners.is_empty() {
+            self.listeners = BTreeMap::new();
+        }
+    }
+
     // --------------------------------------------------------------- accessors
 
     /// Whether this is the client side.
@@ -240,7 +266,21 @@ impl Session {
             self.reject_oversized(bytes.len(), self.config.max_message_size);
             return;
         }
-        match jsonrpc::parse(bytes) {
+        self.handle_parsed(now, bytes.len(), jsonrpc::parse(bytes));
+    }
+
+    /// [`handle_message`](Self::handle_message) of a message of `len` bytes that the caller
+    /// has parsed already (the HTTP endpoint, which reads every POST body to classify it):
+    /// a large message is parsed once, not twice.
+    pub(crate) fn handle_parsed(&mut self, now: Instant, len: usize, parsed: Parsed<'_>) {
+        if self.state == State::Closed {
+            return;
+        }
+        if len > self.config.max_message_size {
+            self.reject_oversized(len, self.config.max_message_size);
+            return;
+        }
+        match parsed {
             Parsed::Single(Ok(env)) => self.on_envelope(now, env, None),
             Parsed::Single(Err(rej)) => self.on_rejected(now, rej, None),
             Parsed::Batch(items) => self.on_batch(now, items),

@@ -550,6 +550,10 @@ impl EventStore for LoggedStore {
             });
         }
     }
+    fn forget(&mut self, stream: u64) {
+        // Here only: the log keeps the stream for a resumption elsewhere, within its limits.
+        self.inner.forget(stream);
+    }
     fn len(&self) -> usize {
         self.inner.len()
     }
