@@ -331,8 +331,8 @@ async fn per_request_proxy(backends: Vec<u16>) -> u16 {
 }
 
 /// Two in-process instances of `everything` on one memory store, `shared_keys` deciding
-/// whether their MRTR keys come from the cluster; the proxy's URL.
-async fn mrtr_pair(shared_keys: bool) -> String {
+/// whether their MRTR keys come from the cluster; a client through the per-request proxy.
+async fn mrtr_pair(shared_keys: bool) -> Client {
     use mcp_service::cluster::{Cluster, MemoryStores, StoreLimits};
     let stores = MemoryStores::new(StoreLimits::default(), TokioRuntime::current());
     let mut ports = Vec::new();
@@ -359,22 +359,22 @@ async fn mrtr_pair(shared_keys: bool) -> String {
             Default::default(),
         ));
     }
-    format!("http://127.0.0.1:{}/mcp", per_request_proxy(ports).await)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mrtr_round_sealed_by_one_instance_opens_on_the_other() {
-    // Three requests (the call, then two retries with the answers and the requestState), on
-    // alternate instances: with the cluster's keys, every instance opens every round.
-    let url = mrtr_pair(true).await;
-    let client = mcp_tokio::connect_http(
+    let url = format!("http://127.0.0.1:{}/mcp", per_request_proxy(ports).await);
+    mcp_tokio::connect_http(
         TokioRuntime::current(),
         &url,
         options(),
         HttpClientOptions::new(),
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mrtr_round_sealed_by_one_instance_opens_on_the_other() {
+    // Three requests (the call, then two retries with the answers and the requestState), on
+    // alternate instances: with the cluster's keys, every instance opens every round.
+    let client = mrtr_pair(true).await;
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     let r = client
         .call_tool("test_input_required_result_multi_round", json!({}))
@@ -383,15 +383,7 @@ async fn an_mrtr_round_sealed_by_one_instance_opens_on_the_other() {
     assert_eq!(r.is_error, None, "{r:?}");
 
     // Each instance with a key of its own refuses the other's rounds.
-    let url = mrtr_pair(false).await;
-    let client = mcp_tokio::connect_http(
-        TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new(),
-    )
-    .await
-    .unwrap();
+    let client = mrtr_pair(false).await;
     let refused = client
         .call_tool("test_input_required_result_multi_round", json!({}))
         .await;

@@ -80,16 +80,7 @@ async fn serve(server: Server) -> u16 {
 }
 
 fn post(port: u16, sid: Option<&str>, body: Value) -> Request<Full<bytes::Bytes>> {
-    let mut b = Request::post("/mcp")
-        .header("host", format!("127.0.0.1:{port}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(sid) = sid {
-        b = b
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", V);
-    }
-    b.body(Full::from(body.to_string())).unwrap()
+    support_http::post_mcp(port, sid, V, body.to_string())
 }
 
 fn get(port: u16, sid: &str, last: Option<&str>) -> Request<Full<bytes::Bytes>> {

@@ -65,16 +65,7 @@ async fn serve(server: Server) -> u16 {
 }
 
 fn post(port: u16, sid: Option<&str>, body: String) -> Request<Full<bytes::Bytes>> {
-    let mut b = Request::post("/mcp")
-        .header("host", format!("127.0.0.1:{port}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(sid) = sid {
-        b = b
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", V);
-    }
-    b.body(Full::from(body)).unwrap()
+    support_http::post_mcp(port, sid, V, body)
 }
 
 /// Opens a session by hand; returns its id.

@@ -32,3 +32,23 @@ pub async fn body_text(resp: Response<Incoming>) -> String {
         .to_bytes();
     String::from_utf8(bytes.to_vec()).unwrap()
 }
+
+/// A POST of `body` to `/mcp` on `port`, accepting JSON and SSE, in session `sid` (at
+/// protocol `version`) when given.
+pub fn post_mcp(
+    port: u16,
+    sid: Option<&str>,
+    version: &str,
+    body: impl Into<Bytes>,
+) -> Request<Full<Bytes>> {
+    let mut b = Request::post("/mcp")
+        .header("host", format!("127.0.0.1:{port}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(sid) = sid {
+        b = b
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", version);
+    }
+    b.body(Full::new(body.into())).unwrap()
+}
