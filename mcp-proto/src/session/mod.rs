@@ -158,6 +158,7 @@ impl Session {
 
     /// Frees the room its queues and tables keep once empty (an idle session, kept by the
     /// thousands, holds only what it needs).
+    #[cfg(feature = "http")]
     pub(crate) fn shed(&mut self) {
         if self.events.is_empty() {
             self.events = VecDeque::new();
