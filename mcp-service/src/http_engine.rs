@@ -578,8 +578,7 @@ impl EngineCluster {
         if parts.method != http::Method::POST || !mentions_answer(body) {
             return None;
         }
-        let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
-        let sid = SessionId::parse(sid.to_str().ok()?.trim())?;
+        let sid = header_session(parts)?;
         #[derive(serde::Deserialize)]
         struct Answer {
             id: Option<mcp_proto::RequestId>,
@@ -621,8 +620,7 @@ impl EngineCluster {
         if instance == 0 || instance == self.link.shared.instance {
             return None;
         }
-        let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
-        let sid = SessionId::parse(sid.to_str().ok()?.trim())?;
+        let sid = header_session(parts)?;
         Some(Resume { sid, stream, after })
     }
 
@@ -692,17 +690,28 @@ fn mentions_answer(body: &[u8]) -> bool {
     has(b"\"result\"") || has(b"\"error\"")
 }
 
-/// A 200 SSE reply.
-fn sse(body: HttpBody) -> http::Response<HttpBody> {
-    let mut r = http::Response::new(body);
-    r.headers_mut().insert(
+/// The session a request's `MCP-Session-Id` names.
+fn header_session(parts: &http::request::Parts) -> Option<SessionId> {
+    let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
+    SessionId::parse(sid.to_str().ok()?.trim())
+}
+
+/// The headers of an SSE reply.
+fn sse_headers(headers: &mut http::HeaderMap) {
+    headers.insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/event-stream"),
     );
-    r.headers_mut().insert(
+    headers.insert(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("no-cache"),
     );
+}
+
+/// A 200 SSE reply.
+fn sse(body: HttpBody) -> http::Response<HttpBody> {
+    let mut r = http::Response::new(body);
+    sse_headers(r.headers_mut());
     r
 }
 
@@ -1037,12 +1046,12 @@ impl<R: Runtime> HttpEngine<R> {
         if let Some(c) = &self.cluster
             && parts.method == http::Method::DELETE
             && resp.status() == http::StatusCode::NO_CONTENT
-            && let Some(sid) = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)
-            && let Ok(sid) = sid.to_str()
+            && let Some(sid) = header_session(&parts)
         {
+            // (Named as the store names it: the id as the session's own text.)
             c.link
                 .shared
-                .op(crate::cluster::Op::Remove(sid.trim().to_owned()));
+                .op(crate::cluster::Op::Remove(sid.to_string()));
         }
         // The requests this one carried see its head.
         self.drain_events_of(now, parts);
@@ -1151,14 +1160,7 @@ impl<R: Runtime> HttpEngine<R> {
             match (sse_head, &body) {
                 (Some(true), _) => {
                     head.status = http::StatusCode::OK;
-                    head.headers.insert(
-                        http::header::CONTENT_TYPE,
-                        http::HeaderValue::from_static("text/event-stream"),
-                    );
-                    head.headers.insert(
-                        http::header::CACHE_CONTROL,
-                        http::HeaderValue::from_static("no-cache"),
-                    );
+                    sse_headers(&mut head.headers);
                 }
                 (Some(false), HttpBody::Full(b)) => head.status = mcp_proto::http::reply_status(b),
                 _ => {}
@@ -1290,25 +1292,12 @@ impl<R: Runtime> HttpEngine<R> {
         }
     }
 
-    /// Writes what the store must know of `event` of session `sid`: its record once its
-    /// handshake completes here, touched (at most every eighth of its life) while it is used.
+    /// Writes what the store must know of `event` of session `sid`: the record (written when
+    /// its `initialize` was answered, or found when it was taken over) is touched at most
+    /// every eighth of its life while the session is used.
     fn share(&mut self, sid: SessionId, event: &Event, now: Instant) {
         let Some(c) = &mut self.cluster else { return };
         match event {
-            Event::Ready { .. } => {
-                if c.adopting.as_ref().is_some_and(|(s, _)| *s == sid)
-                    || c.touched.contains_key(&sid)
-                {
-                    return;
-                }
-                if let Some(snapshot) = self.endpoint.session_snapshot(sid) {
-                    let record = crate::cluster::record_of(&snapshot);
-                    c.link
-                        .shared
-                        .op(crate::cluster::Op::Put(sid.to_string(), record, c.ttl));
-                    c.touched.insert(sid, now);
-                }
-            }
             Event::Request(_) => {
                 if let Some(t) = c.touched.get_mut(&sid)
                     && now.saturating_duration_since(*t) >= (c.ttl / 8).into()
