@@ -47,6 +47,9 @@ const BUS_ATTEMPTS: u32 = 64;
 /// missed while disconnected; past it, it forgets them all and starts over.
 const BUS_ORIGINS: usize = 4096;
 
+/// The bus messages a listener may fall behind by before it loses the newest.
+const BUS_BUFFER: usize = 4096;
+
 /// Every store on one Redis server ([`SessionStore`], [`EventLog`], [`Bus`], [`KeyStore`]),
 /// each key and channel under a prefix, so that several servers (or tests) share one Redis.
 ///
@@ -630,22 +633,71 @@ impl RedisStores {
             .len()
     }
 
+    /// Subscribes to the bus on a connection of its own (RESP3, whatever the URL asked), whose
+    /// messages are handed to the listener through a queue of [`BUS_BUFFER`]: a listener that
+    /// falls further behind loses the newest messages (counted in [`lagged`](Bus::lagged))
+    /// instead of buffering without bound. The stream ends when the connection drops.
     async fn subscribe_bus(&self) -> Result<Subscription, Error> {
-        let mut pubsub = self
-            .inner
-            .client
-            .get_async_pubsub()
+        let info = self.inner.client.get_connection_info().clone();
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_protocol(redis::ProtocolVersion::RESP3);
+        let client = Client::open(info.set_redis_settings(settings))
+            .map_err(redis_error("connect for the bus"))?;
+        let (tx, rx) = futures_channel::mpsc::channel::<Vec<u8>>(BUS_BUFFER);
+        let tx = Mutex::new(Some(tx));
+        let inner = Arc::downgrade(&self.inner);
+        let push = move |info: redis::PushInfo| -> Result<(), redis::aio::SendError> {
+            let mut guard = tx.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(tx) = guard.as_mut() else {
+                return Err(redis::aio::SendError);
+            };
+            match info.kind {
+                redis::PushKind::Message => {
+                    let payload = match info.data.into_iter().nth(1) {
+                        Some(Value::BulkString(b)) => b,
+                        _ => return Ok(()),
+                    };
+                    if let Err(e) = tx.try_send(payload) {
+                        if e.is_disconnected() {
+                            *guard = None;
+                            return Err(redis::aio::SendError);
+                        }
+                        if let Some(inner) = inner.upgrade() {
+                            inner.lagged.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Ok(())
+                }
+                // The connection is gone: ending the queue ends the stream.
+                redis::PushKind::Disconnection => {
+                    *guard = None;
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        };
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_push_sender(push);
+        let mut conn = client
+            .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(redis_error("connect for the bus"))?;
-        pubsub
-            .subscribe(self.bus_channel())
+        conn.subscribe(self.bus_channel())
             .await
             .map_err(redis_error("SUBSCRIBE"))?;
-        Ok(Box::pin(pubsub.into_on_message()))
+        // The stream holds the connection: dropping the listener closes it.
+        Ok(Box::pin(rx.map(move |payload| {
+            let _ = &conn;
+            payload
+        })))
     }
 }
 
-type Subscription = Pin<Box<dyn futures_core::Stream<Item = redis::Msg> + Send>>;
+type Subscription = Pin<Box<dyn futures_core::Stream<Item = Vec<u8>> + Send>>;
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Envelope {
@@ -678,7 +730,7 @@ impl Listener {
                 continue;
             };
             let inner = &self.stores.inner;
-            let envelope = match serde_json::from_slice::<Envelope>(msg.get_payload_bytes()) {
+            let envelope = match serde_json::from_slice::<Envelope>(&msg) {
                 Ok(e) => e,
                 Err(_) => {
                     inner.lagged.fetch_add(1, Ordering::Relaxed);
