@@ -68,9 +68,10 @@ const BUS_BUFFER: usize = 4096;
 ///   kept between waits; a wait finding none idle opens one, dropped afterwards when 16 are
 ///   idle already. No wait queues behind another, and the connections kept stay bounded.
 /// - The bus is the channel `<prefix>bus`; a message carries its sender's random origin, so
-///   that no member hears itself, and the sender's sequence number. A listener whose
-///   connection drops (Redis restarted, or disconnected a subscriber that fell behind)
-///   subscribes again by itself, after a delay doubling from 50 ms to at most 2 s, giving up
+///   that no member hears itself, and the sender's sequence number. A listener reads its
+///   own RESP3 connection (Redis 6 or later) into a queue of 4096 messages: one further
+///   behind loses the newest, counted in [`lagged`](Bus::lagged). A listener whose
+///   connection drops (Redis restarted, say) subscribes again by itself, after a delay doubling from 50 ms to at most 2 s, giving up
 ///   (its stream ends) after 64 failed attempts in a row. What it missed meanwhile is counted
 ///   in [`lagged`](Bus::lagged) when the next message of the same sender arrives, from the
 ///   gap in that sender's sequence numbers (a publish that failed counts too).
@@ -100,6 +101,8 @@ pub struct RedisStores {
 
 struct Inner {
     client: Client,
+    /// The same server, in RESP3 whatever the URL asked: the bus's connections.
+    bus_client: Client,
     conn: ConnectionManager,
     /// Idle connections for blocking reads, at most [`WAIT_POOL`].
     waiters: Mutex<Vec<MultiplexedConnection>>,
@@ -145,6 +148,13 @@ impl RedisStores {
     /// [`ErrorKind::TransportError`] when the URL is invalid or the server does not answer.
     pub async fn connect(url: &str, prefix: &str, limits: StoreLimits) -> Result<Self, Error> {
         let client = Client::open(url).map_err(redis_error("URL"))?;
+        let info = client.get_connection_info().clone();
+        let resp3 = info
+            .redis_settings()
+            .clone()
+            .set_protocol(redis::ProtocolVersion::RESP3);
+        let bus_client =
+            Client::open(info.set_redis_settings(resp3)).map_err(redis_error("URL"))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
@@ -164,6 +174,7 @@ impl RedisStores {
         Ok(RedisStores {
             inner: Arc::new(Inner {
                 client,
+                bus_client,
                 conn,
                 waiters: Mutex::new(Vec::new()),
                 prefix: prefix.to_owned(),
@@ -638,13 +649,6 @@ impl RedisStores {
     /// falls further behind loses the newest messages (counted in [`lagged`](Bus::lagged))
     /// instead of buffering without bound. The stream ends when the connection drops.
     async fn subscribe_bus(&self) -> Result<Subscription, Error> {
-        let info = self.inner.client.get_connection_info().clone();
-        let settings = info
-            .redis_settings()
-            .clone()
-            .set_protocol(redis::ProtocolVersion::RESP3);
-        let client = Client::open(info.set_redis_settings(settings))
-            .map_err(redis_error("connect for the bus"))?;
         let (tx, rx) = futures_channel::mpsc::channel::<Vec<u8>>(BUS_BUFFER);
         let tx = Mutex::new(Some(tx));
         let inner = Arc::downgrade(&self.inner);
@@ -682,7 +686,9 @@ impl RedisStores {
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_push_sender(push);
-        let mut conn = client
+        let mut conn = self
+            .inner
+            .bus_client
             .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(redis_error("connect for the bus"))?;
