@@ -565,13 +565,46 @@ pub fn write_error(
     out.extend_from_slice(b"}}");
 }
 
-/// Appends `s` to `out` as a JSON string literal (quoted and escaped).
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether one of the eight bytes of `w` may need escaping (`"`, `\` or below 0x20). It has
+/// no false negatives; a false positive only sends the bytes through the exact check.
+fn may_need_escape(w: u64) -> bool {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    (zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control) != 0
+}
+
+/// Appends `s` to `out` as a JSON string literal, quoted and escaped exactly as `serde_json`
+/// escapes it (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, other control characters as
+/// `\u00XX`), so that the text is the same whichever writes it. Runs of eight bytes that need no
+/// escape are skipped a word at a time.
+///
+/// ```
+/// let mut out = Vec::new();
+/// mcp_proto::jsonrpc::write_json_str(&mut out, "a \"quoted\"\tline\u{1}");
+/// assert_eq!(out, br#""a \"quoted\"\tline\u0001""#);
+/// ```
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    let mut i = 0;
+    loop {
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
+            if may_need_escape(word) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
             b'\n' => b"\\n",
@@ -579,23 +612,77 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0..=0x1f => {
-                out.extend_from_slice(bytes.get(start..i).unwrap_or(&[]));
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
-                out.push(HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'));
-                start = i + 1;
+            0..=0x1f => &[],
+            _ => {
+                i += 1;
                 continue;
             }
-            _ => continue,
         };
-        out.extend_from_slice(bytes.get(start..i).unwrap_or(&[]));
-        out.extend_from_slice(esc);
-        start = i + 1;
+        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
+        if escape.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+            out.push(HEX.get(usize::from(b & 0xf)).copied().unwrap_or(b'0'));
+        } else {
+            out.extend_from_slice(escape);
+        }
+        i += 1;
+        run = i;
     }
-    out.extend_from_slice(bytes.get(start..).unwrap_or(&[]));
+    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
     out.push(b'"');
+}
+
+/// Whether `needle` occurs in `haystack`: a plain comparison on short input, a SIMD search
+/// (`memchr::memmem`) on long input, where building its searcher pays for itself.
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    if haystack.len() < 512 {
+        return needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle);
+    }
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// Whether `body` may hold a JSON-RPC answer: it mentions `"result"` or `"error"` (as a
+/// member name, or the same text inside a string). A body that does not is no response and no
+/// error, whatever else it is; one that does is worth parsing to find out.
+///
+/// ```
+/// use mcp_proto::jsonrpc::mentions_answer;
+/// assert!(mentions_answer(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+/// assert!(!mentions_answer(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+/// ```
+pub fn mentions_answer(body: &[u8]) -> bool {
+    contains(body, b"\"result\"") || contains(body, b"\"error\"")
+}
+
+/// Whether `json` contains the text `"_meta"` (a key, or the same text inside a string): a
+/// message with none has no `_meta` to read, and its params need no second parse.
+///
+/// `memchr` for `_` then a compare: no searcher to build per call (as `memmem::find` does,
+/// which costs more than the whole search on the short params most requests carry), and
+/// SIMD speed over a large argument.
+/// ```
+/// use mcp_proto::jsonrpc::mentions_meta;
+/// assert!(mentions_meta(r#"{"_meta":{"progressToken":1}}"#));
+/// assert!(!mentions_meta(r#"{"name":"x_meta"}"#));
+/// ```
+pub fn mentions_meta(json: &str) -> bool {
+    let bytes = json.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes
+        .get(from..)
+        .and_then(|rest| memchr::memchr(b'_', rest))
+    {
+        let at = from + i;
+        if at > 0
+            && bytes.get(at - 1) == Some(&b'"')
+            && bytes.get(at + 1..at + 6) == Some(b"meta\"".as_slice())
+        {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// Serialises `value` into a boxed [`RawValue`].
@@ -856,5 +943,41 @@ mod tests {
         write_json_str(&mut out, s);
         let back: String = serde_json::from_slice(&out).unwrap();
         assert_eq!(back, s);
+        // The same text as serde_json's at every length and alignment of the escapes (the
+        // word-at-a-time skip), every character below 0x80 included.
+        let chars: Vec<char> = (0u8..0x80).map(char::from).chain(['é', '😀']).collect();
+        for len in 0..40 {
+            for shift in 0..chars.len() {
+                let s: String = (0..len)
+                    .map(|i| {
+                        if i % 5 == 0 {
+                            chars[(i + shift) % chars.len()]
+                        } else {
+                            'x'
+                        }
+                    })
+                    .collect();
+                let mut out = Vec::new();
+                write_json_str(&mut out, &s);
+                assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn contains_and_mentions_answer() {
+        assert!(contains(b"ab\"result\"", b"\"result\""));
+        assert!(contains(b"\"\"result\"", b"\"result\""));
+        assert!(!contains(b"\"resul", b"\"result\""));
+        assert!(!contains(b"", b"x"));
+        assert!(contains(b"", b""));
+        // Long input takes the SIMD search: found at the very end, or not at all.
+        let mut long = alloc::vec![b'x'; 70_000];
+        assert!(!mentions_answer(&long));
+        long.extend_from_slice(b"\"error\"");
+        assert!(mentions_answer(&long));
+        let at_start = [b"\"result\"".as_slice(), &[b'y'; 1000]].concat();
+        assert!(mentions_answer(&at_start));
+        assert!(!mentions_answer(&[b'"'; 1000]));
     }
 }

@@ -575,10 +575,13 @@ impl EngineCluster {
         parts: &http::request::Parts,
         body: &[u8],
     ) -> Option<(u32, SessionId)> {
-        if parts.method != http::Method::POST || !mentions_answer(body) {
+        if parts.method != http::Method::POST {
             return None;
         }
         let sid = header_session(parts)?;
+        if !mcp_proto::jsonrpc::mentions_answer(body) {
+            return None;
+        }
         #[derive(serde::Deserialize)]
         struct Answer {
             id: Option<mcp_proto::RequestId>,
@@ -681,13 +684,6 @@ impl EngineCluster {
             }
         }));
     }
-}
-
-/// Whether `body` may hold a JSON-RPC answer (a `"result"` or `"error"` member): only such a
-/// body is parsed to see whose requests it answers.
-fn mentions_answer(body: &[u8]) -> bool {
-    let has = |word: &[u8]| body.windows(word.len()).any(|w| w == word);
-    has(b"\"result\"") || has(b"\"error\"")
 }
 
 /// The session a request's `MCP-Session-Id` names.

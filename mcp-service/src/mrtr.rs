@@ -263,14 +263,35 @@ fn digest(arguments: Option<&RawValue>) -> String {
     URL_SAFE_NO_PAD.encode(h.finalize())
 }
 
-/// The MRTR fields of a request's params.
-#[derive(Deserialize)]
+/// The MRTR fields of a request's params (`inputResponses`, `requestState`).
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct RetryFields {
+pub(crate) struct RetryFields {
     #[serde(default)]
-    input_responses: Option<Value>,
+    pub(crate) input_responses: Option<Value>,
     #[serde(default)]
-    request_state: Option<Value>,
+    pub(crate) request_state: Option<Value>,
+}
+
+impl RetryFields {
+    /// Read from raw params (none: no fields).
+    ///
+    /// # Errors
+    /// -32602 for params that are not an object.
+    pub(crate) fn of(params: Option<&RawValue>) -> Result<RetryFields, Error> {
+        match params {
+            Some(p) => serde_json::from_str(p.get())
+                .map_err(|e| Error::invalid_params(format!("invalid params: {e}"))),
+            None => Ok(RetryFields::default()),
+        }
+    }
+}
+
+/// The digest of a request's arguments that its sealed state carries: computed when a state
+/// arrives (to compare), otherwise only when one is sealed (most requests never need it).
+enum ArgsDigest {
+    Known(String),
+    Later(Option<Box<RawValue>>),
 }
 
 /// One stateless-era request that may answer `input_required`: the answers it has, and the
@@ -278,7 +299,7 @@ struct RetryFields {
 pub(crate) struct Rounds {
     method: &'static str,
     name: String,
-    args: String,
+    args: ArgsDigest,
     round: u32,
     answers: BTreeMap<String, Box<RawValue>>,
     /// Keys of the capabilities the client declared.
@@ -319,28 +340,24 @@ impl Rounds {
         method: &'static str,
         name: &str,
         arguments: Option<&RawValue>,
-        params: Option<&RawValue>,
+        fields: RetryFields,
         client_capabilities: &RawValue,
     ) -> Result<Rounds, Error> {
-        let fields: RetryFields = match params {
-            Some(p) => serde_json::from_str(p.get())
-                .map_err(|e| Error::invalid_params(format!("invalid params: {e}")))?,
-            None => RetryFields {
-                input_responses: None,
-                request_state: None,
-            },
-        };
-        let args = digest(arguments);
-        let (round, mut answers) = match fields.request_state {
-            None | Some(Value::Null) => (0, BTreeMap::new()),
+        let (round, mut answers, args) = match fields.request_state {
+            None | Some(Value::Null) => (
+                0,
+                BTreeMap::new(),
+                ArgsDigest::Later(arguments.map(ToOwned::to_owned)),
+            ),
             Some(Value::String(text)) => {
                 let state = keys.open(&text, now_secs())?;
+                let args = digest(arguments);
                 if state.m != method || state.n != name || state.a != args {
                     return Err(Error::invalid_params(
                         "invalid requestState: issued for another request",
                     ));
                 }
-                (state.r, state.ans)
+                (state.r, state.ans, ArgsDigest::Known(args))
             }
             Some(_) => {
                 return Err(Error::invalid_params(
@@ -471,7 +488,10 @@ impl Rounds {
             exp: now_secs().saturating_add(keys.ttl.as_secs()),
             m: self.method.to_owned(),
             n: self.name.clone(),
-            a: self.args.clone(),
+            a: match &self.args {
+                ArgsDigest::Known(a) => a.clone(),
+                ArgsDigest::Later(arguments) => digest(arguments.as_deref()),
+            },
             r: self.round + 1,
             ans: self.answers.clone(),
         })?;
@@ -860,6 +880,10 @@ impl ClientRounds {
 mod tests {
     use super::*;
 
+    fn fields(params: &RawValue) -> RetryFields {
+        RetryFields::of(Some(params)).unwrap()
+    }
+
     fn keys() -> RequestStateKeys {
         RequestStateKeys::new("srv", [("k1", vec![1u8; 32])]).unwrap()
     }
@@ -956,14 +980,14 @@ mod tests {
         let state = k.seal(&sealed(1)).unwrap();
         let params = |s: &str| raw(&format!(r#"{{"requestState":{}}}"#, serde_json::json!(s)));
         let p = params(&state);
-        let r = Rounds::start(&k, "tools/call", "t", None, Some(&p), &caps).unwrap();
+        let r = Rounds::start(&k, "tools/call", "t", None, fields(&p), &caps).unwrap();
         assert_eq!(r.round(), 1);
         for (m, n, a) in [
             ("prompts/get", "t", None),
             ("tools/call", "u", None),
             ("tools/call", "t", Some(raw(r#"{"x":1}"#))),
         ] {
-            let e = Rounds::start(&k, m, n, a.as_deref(), Some(&p), &caps).unwrap_err();
+            let e = Rounds::start(&k, m, n, a.as_deref(), fields(&p), &caps).unwrap_err();
             assert!(e.message().contains("another request"), "{e}");
         }
         // Malformed retry fields.
@@ -972,7 +996,8 @@ mod tests {
             r#"{"inputResponses":{"k":"text"}}"#,
             r#"{"requestState":5}"#,
         ] {
-            let e = Rounds::start(&k, "tools/call", "t", None, Some(&raw(bad)), &caps).unwrap_err();
+            let e =
+                Rounds::start(&k, "tools/call", "t", None, fields(&raw(bad)), &caps).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidParams, "{bad}");
         }
     }
@@ -982,7 +1007,7 @@ mod tests {
         let k = keys();
         let caps = raw(r#"{"elicitation":{}}"#);
         let params = raw(r#"{"inputResponses":{"name":{"action":"accept","content":{"n":"A"}}}}"#);
-        let r = Rounds::start(&k, "tools/call", "t", None, Some(&params), &caps).unwrap();
+        let r = Rounds::start(&k, "tools/call", "t", None, fields(&params), &caps).unwrap();
         let ask = |key: &'static str| {
             let req = InputRequest::Elicit(mcp_proto::schema::ElicitRequestParams::form(
                 "q",

@@ -71,12 +71,14 @@ fn serialise<T: serde::Serialize + ?Sized>(
         buf.clear();
         serde_json::to_writer(&mut *buf, value).map_err(serialise_error)
     });
+    // The text is copied once into an allocation of its exact size, without checking it again.
     let out = written.and_then(|()| {
-        // serde_json writes valid UTF-8 and valid JSON; `from_string` checks both again (a
-        // fast scan), as the only safe way to build a `RawValue` from text.
-        let text = String::from_utf8(buf.clone())
-            .map_err(|e| Error::new(ErrorKind::Internal, format!("serialise: {e}")))?;
-        RawValue::from_string(text).map_err(serialise_error)
+        debug_assert!(core::str::from_utf8(buf).is_ok());
+        // SAFETY: both writers write UTF-8 only: the text of `&str`s, copied whole or cut at
+        // ASCII bytes (the escaped ones), and ASCII punctuation, digits and escapes (as
+        // `serde_json::to_string` relies on for its own output).
+        let text = unsafe { core::str::from_utf8_unchecked(buf) };
+        serde_json::value::to_raw_value(&Verbatim(text)).map_err(serialise_error)
     });
     if buf.len() <= SMALL {
         let _ = LARGE_MODE.try_with(|m| m.set(false));
@@ -85,6 +87,23 @@ fn serialise<T: serde::Serialize + ?Sized>(
         *buf = Vec::new();
     }
     out
+}
+
+/// JSON text that serialises as itself, as serde_json serialises a [`RawValue`]: serde_json's
+/// serializer writes the field of a struct under this name verbatim. This copies a value the
+/// writer produced into its boxed `RawValue` without the full JSON re-scan that
+/// [`RawValue::from_string`] makes (the writer's output is valid JSON by construction; the tests
+/// below check the round trip against serde_json's own output, so a change of the name in a
+/// later serde_json fails them rather than the wire).
+struct Verbatim<'a>(&'a str);
+
+impl serde::Serialize for Verbatim<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct(writer::RAW_TOKEN, 1)?;
+        s.serialize_field(writer::RAW_TOKEN, self.0)?;
+        s.end()
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +121,16 @@ mod tests {
             let raw = to_raw(&value).unwrap();
             assert_eq!(raw.get(), serde_json::to_string(&value).unwrap());
         }
+    }
+
+    #[test]
+    fn verbatim_is_written_as_is() {
+        let text = r#"{"a":[1,2.5,"x\"y"],"b":null}"#;
+        let raw = serde_json::value::to_raw_value(&Verbatim(text)).unwrap();
+        assert_eq!(raw.get(), text);
+        // Inside another value too, as a `RawValue` is.
+        let outer = serde_json::to_string(&[Verbatim(text)]).unwrap();
+        assert_eq!(outer, format!("[{text}]"));
     }
 
     #[test]

@@ -750,13 +750,14 @@ impl HandlerContext {
         self.extension::<crate::resource_server::Identity>()
     }
 
-    /// For a 2026-07-28 request of an MRTR method: reads its answers and `requestState`.
+    /// For a 2026-07-28 request of an MRTR method: reads its answers and `requestState`
+    /// (`fields`, read only in that era).
     fn start_rounds(
         &mut self,
         method: &'static str,
         name: &str,
         arguments: Option<&RawValue>,
-        params: Option<&RawValue>,
+        fields: impl FnOnce() -> Result<crate::mrtr::RetryFields, Error>,
     ) -> Result<(), Error> {
         if let Some(era) = self.request.era() {
             let rounds = Rounds::start(
@@ -764,7 +765,7 @@ impl HandlerContext {
                 method,
                 name,
                 arguments,
-                params,
+                fields()?,
                 &era.client_capabilities,
             )?;
             self.rounds = Some(Arc::new(rounds));
@@ -905,10 +906,20 @@ impl IntoToolResult for Value {
     }
 }
 
-/// A tool handler: the call's raw `arguments` object (`None` when absent) and its context.
-type ToolFn = dyn Fn(Option<&RawValue>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>>
-    + Send
-    + Sync;
+/// A tool handler: the call's arguments and its context.
+type ToolFn =
+    dyn Fn(ToolArgs<'_>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync;
+
+/// Where a tool handler reads its arguments from.
+#[derive(Clone, Copy)]
+enum ToolArgs<'a> {
+    /// The raw `arguments` object (`None` when absent or `null`).
+    Raw(Option<&'a RawValue>),
+    /// The whole `tools/call` params, whose `arguments` member is an object, `null` or absent
+    /// (checked): the handler reads it in its own parse, so that a large argument is scanned
+    /// once, by that parse, and not first to find its end.
+    InParams(&'a RawValue),
+}
 type ResourceFn = dyn Fn(
         String,
         HashMap<String, String>,
@@ -1309,6 +1320,202 @@ impl Declared {
     }
 }
 
+/// A tool's arguments of type `T` read out of whole `tools/call` params: the `arguments`
+/// member (absent or `null`: `T` from `{}`), every other member skipped.
+struct ArgumentsOf<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ArgumentsOf<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = ArgumentsOf<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("tools/call params")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut args = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "arguments" {
+                        if args.is_some() {
+                            return Err(serde::de::Error::duplicate_field("arguments"));
+                        }
+                        args = Some(map.next_value::<Option<T>>()?);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                match args.flatten() {
+                    Some(t) => Ok(ArgumentsOf(t)),
+                    None => T::deserialize(serde::de::value::MapDeserializer::<
+                        'de,
+                        std::iter::Empty<((), ())>,
+                        A::Error,
+                    >::new(std::iter::empty()))
+                    .map(ArgumentsOf),
+                }
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// What a first look at `tools/call` params found, reading no further than `arguments`.
+#[derive(Debug, PartialEq)]
+struct CallPeek<'a> {
+    name: std::borrow::Cow<'a, str>,
+    /// `arguments` is an object (or absent or `null`): the handler may read it from the params.
+    arguments_ok: bool,
+}
+
+/// Reads `name` and the kind of `arguments` from `tools/call` params without scanning the
+/// arguments: the look stops where `arguments` begins. `None` when it cannot tell cheaply
+/// (`arguments` before `name`, a `name` that is no string, malformed params): the full parse
+/// then reads them, and reports what is wrong.
+fn peek_call(params: &str) -> Option<CallPeek<'_>> {
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
+    use std::borrow::Cow;
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kind {
+        /// An object, or `null`.
+        Fine,
+        /// Anything else.
+        Wrong,
+    }
+    /// The marker error that ends the look at the start of `arguments`.
+    const STOP: &str = "peek: stop";
+
+    struct KindSeed<'s>(&'s mut Option<Kind>);
+    impl<'de> DeserializeSeed<'de> for KindSeed<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            struct K<'s>(&'s mut Option<Kind>);
+            impl<'de> Visitor<'de> for K<'_> {
+                type Value = ();
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("arguments")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+                    *self.0 = Some(Kind::Fine);
+                    Err(A::Error::custom(STOP))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+                    *self.0 = Some(Kind::Wrong);
+                    Err(A::Error::custom(STOP))
+                }
+                fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+                    *self.0 = Some(Kind::Fine);
+                    Ok(())
+                }
+                fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+                    *self.0 = Some(Kind::Wrong);
+                    Ok(())
+                }
+                fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+                    *self.0 = Some(Kind::Wrong);
+                    Ok(())
+                }
+                fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+                    *self.0 = Some(Kind::Wrong);
+                    Ok(())
+                }
+                fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+                    *self.0 = Some(Kind::Wrong);
+                    Ok(())
+                }
+                fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+                    *self.0 = Some(Kind::Wrong);
+                    Ok(())
+                }
+            }
+            d.deserialize_any(K(self.0))
+        }
+    }
+
+    struct NameSeed;
+    impl<'de> DeserializeSeed<'de> for NameSeed {
+        type Value = Cow<'de, str>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+            struct N;
+            impl<'de> Visitor<'de> for N {
+                type Value = Cow<'de, str>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a tool name")
+                }
+                fn visit_borrowed_str<E: serde::de::Error>(
+                    self,
+                    v: &'de str,
+                ) -> Result<Self::Value, E> {
+                    Ok(Cow::Borrowed(v))
+                }
+                fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                    Ok(Cow::Owned(v.to_owned()))
+                }
+            }
+            d.deserialize_str(N)
+        }
+    }
+
+    struct Look<'s, 'de> {
+        name: &'s mut Option<Cow<'de, str>>,
+        kind: &'s mut Option<Kind>,
+    }
+    impl<'de> Visitor<'de> for Look<'_, 'de> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("tools/call params")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key_seed(NameSeed)? {
+                match &*key {
+                    "name" if self.name.is_none() => {
+                        *self.name = Some(map.next_value_seed(NameSeed)?)
+                    }
+                    // A second `name`: the full parse reports it.
+                    "name" => return Err(A::Error::custom("duplicate")),
+                    "arguments" => {
+                        if self.name.is_none() {
+                            return Err(A::Error::custom(STOP));
+                        }
+                        return map.next_value_seed(KindSeed(self.kind)).and_then(|()| {
+                            // A scalar `arguments`: the look has what it needs.
+                            Err(A::Error::custom(STOP))
+                        });
+                    }
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+
+    let mut name = None;
+    let mut kind = None;
+    let mut de = serde_json::Deserializer::from_str(params);
+    let looked = de.deserialize_map(Look {
+        name: &mut name,
+        kind: &mut kind,
+    });
+    let complete = match looked {
+        // The whole params read, with no `arguments`: they must end there.
+        Ok(()) => de.end().is_ok(),
+        // Stopped at `arguments` once its kind was known (no other error follows that).
+        Err(_) => kind.is_some(),
+    };
+    if !complete {
+        return None;
+    }
+    Some(CallPeek {
+        name: name?,
+        arguments_ok: kind.is_none_or(|k| k == Kind::Fine),
+    })
+}
+
 fn boxed_tool<T, F, Fut, R>(handler: F) -> Arc<ToolFn>
 where
     T: DeserializeOwned + Send + 'static,
@@ -1317,12 +1524,16 @@ where
     R: IntoToolResult + 'static,
 {
     Arc::new(
-        move |args: Option<&RawValue>,
-              cx: ToolContext|
-              -> BoxFuture<Result<CallToolResult, Error>> {
+        move |args: ToolArgs<'_>, cx: ToolContext| -> BoxFuture<Result<CallToolResult, Error>> {
             let version = cx.protocol_version();
             // Straight from the raw arguments into `T`: no intermediate `Value` tree.
-            match serde_json::from_str::<T>(args.map_or("{}", RawValue::get)) {
+            let parsed = match args {
+                ToolArgs::Raw(a) => serde_json::from_str::<T>(a.map_or("{}", RawValue::get)),
+                ToolArgs::InParams(p) => {
+                    serde_json::from_str::<ArgumentsOf<T>>(p.get()).map(|a| a.0)
+                }
+            };
+            match parsed {
                 Ok(args) => {
                     let fut = handler(args, cx);
                     Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
@@ -3126,13 +3337,20 @@ fn parse_required<'a, T: serde::Deserialize<'a>>(params: Option<&'a RawValue>) -
 }
 
 /// The fields of `tools/call` params the server reads, borrowed from the request: the
-/// arguments stay raw JSON until the tool's handler deserialises its own type from them.
+/// arguments stay raw JSON until the tool's handler deserialises its own type from them. The
+/// multi round-trip fields of the 2026-07-28 era are read in the same pass (a large argument is
+/// scanned once here, not once more for them).
 #[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CallParams<'a> {
     #[serde(borrow)]
     name: std::borrow::Cow<'a, str>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
+    #[serde(default)]
+    input_responses: Option<serde_json::Value>,
+    #[serde(default)]
+    request_state: Option<serde_json::Value>,
 }
 
 fn to_raw<T: Serialize>(v: &T) -> Result<Box<RawValue>, Error> {
@@ -3249,29 +3467,57 @@ impl Service for ServerService {
                 })
             })()),
             "tools/call" => {
-                let call: CallParams<'_> = match parse_required(p) {
-                    Ok(c) => c,
-                    Err(e) => return sync(Err(e)),
+                // A handshake-era call has no multi round-trip fields to read: a first look
+                // finds its tool, and its handler reads the arguments out of the params.
+                let peek = match (p, hcx.request.era()) {
+                    (Some(p), None) => peek_call(p.get()).map(|c| (c, p)),
+                    _ => None,
                 };
-                let arguments = match call.arguments {
-                    Some(raw) if raw.get() == "null" => None,
-                    Some(raw) if !raw.get().starts_with('{') => {
+                let mut hcx = hcx;
+                let (entry, arguments) = if let Some((call, p)) = peek {
+                    if !call.arguments_ok {
                         return sync(Err(Error::invalid_params(
                             "invalid params: `arguments` must be an object",
                         )));
                     }
-                    other => other,
+                    let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
+                        return sync(Err(Error::invalid_params(format!(
+                            "Unknown tool: {}",
+                            call.name
+                        ))));
+                    };
+                    (entry, ToolArgs::InParams(p))
+                } else {
+                    let call: CallParams<'_> = match parse_required(p) {
+                        Ok(c) => c,
+                        Err(e) => return sync(Err(e)),
+                    };
+                    let arguments = match call.arguments {
+                        Some(raw) if raw.get() == "null" => None,
+                        Some(raw) if !raw.get().starts_with('{') => {
+                            return sync(Err(Error::invalid_params(
+                                "invalid params: `arguments` must be an object",
+                            )));
+                        }
+                        other => other,
+                    };
+                    let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
+                        return sync(Err(Error::invalid_params(format!(
+                            "Unknown tool: {}",
+                            call.name
+                        ))));
+                    };
+                    let fields = crate::mrtr::RetryFields {
+                        input_responses: call.input_responses,
+                        request_state: call.request_state,
+                    };
+                    if let Err(e) =
+                        hcx.start_rounds("tools/call", &call.name, arguments, || Ok(fields))
+                    {
+                        return sync(Err(e));
+                    }
+                    (entry, ToolArgs::Raw(arguments))
                 };
-                let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
-                    return sync(Err(Error::invalid_params(format!(
-                        "Unknown tool: {}",
-                        call.name
-                    ))));
-                };
-                let mut hcx = hcx;
-                if let Err(e) = hcx.start_rounds("tools/call", &call.name, arguments, p) {
-                    return sync(Err(e));
-                }
                 if let Err(e) = hcx.start_task(&entry.tool) {
                     return sync(Err(e));
                 }
@@ -3351,7 +3597,9 @@ impl Service for ServerService {
                 };
                 let (ttl_ms, cache_scope) = hints(&q.uri);
                 let mut hcx = hcx;
-                if let Err(e) = hcx.start_rounds("resources/read", &q.uri, None, p) {
+                if let Err(e) = hcx.start_rounds("resources/read", &q.uri, None, || {
+                    crate::mrtr::RetryFields::of(p)
+                }) {
                     return sync(Err(e));
                 }
                 let chosen = Arc::new(Mutex::new(None));
@@ -3467,7 +3715,11 @@ impl Service for ServerService {
                     Ok(a) => a,
                     Err(e) => return sync(Err(e)),
                 };
-                if let Err(e) = hcx.start_rounds("prompts/get", &q.name, args_raw.as_deref(), p) {
+                if let Err(e) =
+                    hcx.start_rounds("prompts/get", &q.name, args_raw.as_deref(), || {
+                        crate::mrtr::RetryFields::of(p)
+                    })
+                {
                     return sync(Err(e));
                 }
                 let fut = (entry.handler)(args, PromptContext(hcx.clone()));
@@ -3686,6 +3938,82 @@ impl UriTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peek_call_reads_no_further_than_arguments() {
+        let peek = |p: &str| peek_call(p).map(|c| (c.name.into_owned(), c.arguments_ok));
+        let ok = |n: &str| Some((n.to_owned(), true));
+        assert_eq!(
+            peek(r#"{"name":"echo","arguments":{"text":"x"}}"#),
+            ok("echo")
+        );
+        assert_eq!(
+            peek(r#" { "name" : "e\"cho" , "arguments" : { } } "#),
+            ok("e\"cho")
+        );
+        assert_eq!(peek(r#"{"name":"echo"}"#), ok("echo"));
+        assert_eq!(peek(r#"{"name":"echo","arguments":null}"#), ok("echo"));
+        assert_eq!(
+            peek(r#"{"_meta":{"progressToken":1},"name":"e","arguments":{}}"#),
+            ok("e")
+        );
+        assert_eq!(
+            peek(r#"{"name":"e","_meta":{},"arguments":{},"x":1}"#),
+            ok("e")
+        );
+        for wrong in [r#"[1]"#, "1", "true", r#""s""#, "1.5", "-1"] {
+            let p = format!(r#"{{"name":"e","arguments":{wrong}}}"#);
+            assert_eq!(peek(&p), Some(("e".to_owned(), false)), "{p}");
+        }
+        // Left to the full parse.
+        for p in [
+            r#"{"arguments":{},"name":"echo"}"#,
+            r#"{"name":1,"arguments":{}}"#,
+            r#"{"name":"a","name":"b","arguments":{}}"#,
+            r#"{"arguments":{}}"#,
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"name":"echo"} x"#,
+            r#"{"name":"echo","x":[}"#,
+        ] {
+            assert_eq!(peek(p), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn arguments_read_from_whole_params() {
+        #[derive(serde::Deserialize, Debug, PartialEq, Default)]
+        struct Args {
+            #[serde(default)]
+            text: String,
+        }
+        let read = |p: &str| serde_json::from_str::<ArgumentsOf<Args>>(p).map(|a| a.0);
+        let args = |t: &str| Args { text: t.into() };
+        assert_eq!(
+            read(r#"{"name":"e","arguments":{"text":"hi"}}"#).unwrap(),
+            args("hi")
+        );
+        assert_eq!(
+            read(r#"{"arguments":{"text":"hi"},"name":"e","_meta":{}}"#).unwrap(),
+            args("hi")
+        );
+        assert_eq!(read(r#"{"name":"e"}"#).unwrap(), args(""));
+        assert_eq!(read(r#"{"name":"e","arguments":null}"#).unwrap(), args(""));
+        assert!(read(r#"{"arguments":{"text":1}}"#).is_err());
+        assert!(read(r#"{"arguments":{},"arguments":{}}"#).is_err());
+        // A type with required fields: missing from absent arguments as from `{}`.
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Required {
+            text: String,
+        }
+        let e = serde_json::from_str::<ArgumentsOf<Required>>(r#"{"name":"e"}"#)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("missing field `text`"), "{e}");
+        let v = serde_json::from_str::<ArgumentsOf<serde_json::Value>>(r#"{"name":"e"}"#).unwrap();
+        assert_eq!(v.0, serde_json::json!({}));
+    }
 
     #[test]
     fn uri_templates() {

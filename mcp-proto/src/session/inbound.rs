@@ -502,29 +502,7 @@ fn progress_token_of(params: &RawValue) -> Result<Option<ProgressToken>, Error> 
         .map_err(|_| Error::invalid_params("`_meta.progressToken` must be a string or an integer"))
 }
 
-/// Whether `json` contains the text `"_meta"` (a key, or the same text inside a string).
-///
-/// `memchr` for `_` then a compare: no searcher to build per call (as `memmem::find` does,
-/// which costs more than the whole search on the short params most requests carry), and
-/// SIMD speed over a large argument.
-pub(super) fn mentions_meta(json: &str) -> bool {
-    let bytes = json.as_bytes();
-    let mut from = 0;
-    while let Some(i) = bytes
-        .get(from..)
-        .and_then(|rest| memchr::memchr(b'_', rest))
-    {
-        let at = from + i;
-        if at > 0
-            && bytes.get(at - 1) == Some(&b'"')
-            && bytes.get(at + 1..at + 6) == Some(b"meta\"".as_slice())
-        {
-            return true;
-        }
-        from = at + 1;
-    }
-    false
-}
+pub(super) use crate::jsonrpc::mentions_meta;
 
 #[cfg(test)]
 mod tests {

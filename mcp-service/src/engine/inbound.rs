@@ -105,7 +105,9 @@ fn request_span(method: &str, direction: Direction, id: &RequestId) -> tracing::
 /// zero). Requests without it cost one substring search.
 pub(crate) fn trace_context(params: Option<&RawValue>) -> Option<(String, Option<String>)> {
     let p = params?.get();
-    if !p.contains("\"traceparent\"") {
+    // `traceparent` lives in `_meta`: a large argument without `_meta` is searched once, by
+    // the cheaper scan.
+    if !mcp_proto::jsonrpc::mentions_meta(p) || !p.contains("\"traceparent\"") {
         return None;
     }
     #[derive(serde::Deserialize)]

@@ -10,7 +10,7 @@
 use serde::ser::{self, Serialize};
 
 /// The name `serde_json` gives the one-field struct a `RawValue` serialises as.
-const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+pub(super) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Why the writer stopped (the caller falls back to `serde_json`).
 #[derive(Debug)]
@@ -46,64 +46,7 @@ struct Writer<'a> {
     out: &'a mut Vec<u8>,
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// Whether one of the eight bytes of `w` may need escaping (`"`, `\` or below 0x20). It has
-/// no false negatives; a false positive only sends the bytes through the exact check.
-fn may_need_escape(w: u64) -> bool {
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    (zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control) != 0
-}
-
-/// Appends `s` as a JSON string, escaped as `serde_json` escapes it.
-pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut run = 0;
-    let mut i = 0;
-    loop {
-        while let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
-            if may_need_escape(word) {
-                break;
-            }
-            i += 8;
-        }
-        let Some(&b) = bytes.get(i) else {
-            break;
-        };
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => &[],
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
-        i += 1;
-        run = i;
-    }
-    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
-    out.push(b'"');
-}
+use mcp_proto::jsonrpc::write_json_str as write_str;
 
 fn write_display(out: &mut Vec<u8>, v: impl std::fmt::Display) {
     use std::io::Write;
