@@ -1337,12 +1337,18 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ArgumentsOf<T>
                 mut map: A,
             ) -> Result<Self::Value, A::Error> {
                 let mut args = None;
+                let mut named = false;
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                     if key == "arguments" {
                         if args.is_some() {
                             return Err(serde::de::Error::duplicate_field("arguments"));
                         }
                         args = Some(map.next_value::<Option<T>>()?);
+                    } else if key == "name" {
+                        if std::mem::replace(&mut named, true) {
+                            return Err(serde::de::Error::duplicate_field("name"));
+                        }
+                        map.next_value::<serde::de::IgnoredAny>()?;
                     } else {
                         map.next_value::<serde::de::IgnoredAny>()?;
                     }
@@ -1477,9 +1483,6 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
                     // A second `name`: the full parse reports it.
                     "name" => return Err(A::Error::custom("duplicate")),
                     "arguments" => {
-                        if self.name.is_none() {
-                            return Err(A::Error::custom(STOP));
-                        }
                         return map.next_value_seed(KindSeed(self.kind)).and_then(|()| {
                             // A scalar `arguments`: the look has what it needs.
                             Err(A::Error::custom(STOP))
@@ -1510,10 +1513,81 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
     if !complete {
         return None;
     }
+    // `arguments` before `name` (as a client that sorts its keys sends them): the name is
+    // read from the end when it is the last member.
+    let name = match name {
+        Some(name) => name,
+        None => trailing_name(params)?,
+    };
     Some(CallPeek {
-        name: name?,
+        name,
         arguments_ok: kind.is_none_or(|k| k == Kind::Fine),
     })
+}
+
+/// The value of the member `"name"` of `params` (valid JSON) when it is the last member of
+/// the object and a string, read backwards from the closing brace.
+///
+/// The last value of an object ends just before its closing brace; a string value's opening
+/// quote is the first quote before its end not escaped (preceded by an even run of
+/// backslashes), since a quote inside a JSON string is always escaped; its key is the string
+/// before the colon before it.
+fn trailing_name(params: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let b = params.as_bytes();
+    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let before = |mut end: usize| {
+        while end > 0 && b.get(end - 1).is_some_and(ws) {
+            end -= 1;
+        }
+        end
+    };
+    let end = before(b.len());
+    if end == 0 || b.get(end - 1) != Some(&b'}') {
+        return None;
+    }
+    let close = before(end - 1).checked_sub(1)?;
+    if b.get(close) != Some(&b'"') {
+        return None;
+    }
+    let mut open = close;
+    loop {
+        open = b.get(..open)?.iter().rposition(|&c| c == b'"')?;
+        let slashes = b
+            .get(..open)?
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if slashes % 2 == 0 {
+            break;
+        }
+    }
+    let colon = before(open).checked_sub(1)?;
+    if b.get(colon) != Some(&b':') {
+        return None;
+    }
+    let key_end = before(colon);
+    let key_start = key_end.checked_sub(6)?;
+    // The key's opening quote must not be an escaped quote ending a longer key (`"a\"name"`).
+    let escaped = b
+        .get(..key_start)?
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'\\')
+        .count()
+        % 2;
+    if b.get(key_start..key_end) != Some(b"\"name\"".as_slice()) || escaped == 1 {
+        return None;
+    }
+    let literal = params.get(open..=close)?;
+    let inner = params.get(open + 1..close)?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(literal)
+            .ok()
+            .map(std::borrow::Cow::Owned)
+    } else {
+        Some(std::borrow::Cow::Borrowed(inner))
+    }
 }
 
 fn boxed_tool<T, F, Fut, R>(handler: F) -> Arc<ToolFn>
@@ -3965,9 +4039,27 @@ mod tests {
             let p = format!(r#"{{"name":"e","arguments":{wrong}}}"#);
             assert_eq!(peek(&p), Some(("e".to_owned(), false)), "{p}");
         }
+        // `arguments` first: the name read from the end.
+        assert_eq!(
+            peek(r#"{"arguments":{"name":"x"},"name":"echo"}"#),
+            ok("echo")
+        );
+        assert_eq!(
+            peek(r#"{"_meta":{},"arguments":{"a":"\""},"name" : "e\\\"c" } "#),
+            ok("e\\\"c")
+        );
+        assert_eq!(peek(r#"{"arguments":null,"name":"x\\"}"#), ok("x\\"));
+        assert_eq!(
+            peek(r#"{"arguments":"s","name":"x"}"#),
+            Some(("x".to_owned(), false))
+        );
         // Left to the full parse.
         for p in [
-            r#"{"arguments":{},"name":"echo"}"#,
+            r#"{"arguments":{},"name":"echo","x":1}"#,
+            r#"{"arguments":{},"x":"name","y":"echo"}"#,
+            r#"{"arguments":{},"a\"name":"echo"}"#,
+            r#"{"arguments":{"name":"echo"}}"#,
+            r#"{"arguments":{},"name":1}"#,
             r#"{"name":1,"arguments":{}}"#,
             r#"{"name":"a","name":"b","arguments":{}}"#,
             r#"{"arguments":{}}"#,
@@ -3978,6 +4070,82 @@ mod tests {
         ] {
             assert_eq!(peek(p), None, "{p}");
         }
+    }
+
+    #[test]
+    fn peek_call_agrees_with_the_full_parse() {
+        // Params built from shuffled members with awkward strings; wherever the look answers,
+        // it answers what the full parse reads.
+        let strings = [
+            "echo",
+            "name",
+            "a\"name",
+            "\\",
+            "\\\"",
+            "x\\\"name\\",
+            "}",
+            "\"name\":\"x\"",
+            "é",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut answered = 0;
+        for _ in 0..5000 {
+            let text = |i: usize| serde_json::to_string(strings[i]).unwrap();
+            let mut members = vec![format!(r#""name":{}"#, text(next(strings.len())))];
+            let arguments = [
+                format!(r#"{{"text":{}}}"#, text(next(strings.len()))),
+                "null".to_owned(),
+                text(next(strings.len())),
+                "[1,{}]".to_owned(),
+                format!(r#"{{"name":{}}}"#, text(next(strings.len()))),
+            ];
+            if next(5) > 0 {
+                members.push(format!(
+                    r#""arguments":{}"#,
+                    arguments[next(arguments.len())]
+                ));
+            }
+            for _ in 0..next(3) {
+                members.push(format!(
+                    r#"{}:{}"#,
+                    text(next(strings.len())),
+                    text(next(strings.len()))
+                ));
+            }
+            for i in (1..members.len()).rev() {
+                members.swap(i, next(i + 1));
+            }
+            let ws = [" ", "", "\n "][next(3)];
+            let params = format!("{{{ws}{}{ws}}}{ws}", members.join(&format!("{ws},{ws}")));
+            let full = serde_json::from_str::<CallParams<'_>>(&params);
+            let Some(peek) = peek_call(&params) else {
+                continue;
+            };
+            answered += 1;
+            // A second `name` after `arguments` is past the look: the handler's read of the
+            // arguments reports it.
+            if full
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("duplicate field `name`"))
+            {
+                assert!(serde_json::from_str::<ArgumentsOf<serde_json::Value>>(&params).is_err());
+                continue;
+            }
+            let full =
+                full.unwrap_or_else(|e| panic!("{params}: the look answered, the parse: {e}"));
+            assert_eq!(peek.name, full.name, "{params}");
+            let fine = full
+                .arguments
+                .is_none_or(|a| a.get() == "null" || a.get().starts_with('{'));
+            assert_eq!(peek.arguments_ok, fine, "{params}");
+        }
+        assert!(answered > 2500, "{answered}");
     }
 
     #[test]
@@ -4001,6 +4169,7 @@ mod tests {
         assert_eq!(read(r#"{"name":"e","arguments":null}"#).unwrap(), args(""));
         assert!(read(r#"{"arguments":{"text":1}}"#).is_err());
         assert!(read(r#"{"arguments":{},"arguments":{}}"#).is_err());
+        assert!(read(r#"{"arguments":{},"name":"a","name":"b"}"#).is_err());
         // A type with required fields: missing from absent arguments as from `{}`.
         #[derive(serde::Deserialize, Debug)]
         #[allow(dead_code)]
