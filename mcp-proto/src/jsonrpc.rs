@@ -571,9 +571,26 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// Whether one of the eight bytes of `w` may need escaping (`"`, `\` or below 0x20). It has
 /// no false negatives; a false positive only sends the bytes through the exact check.
 fn may_need_escape(w: u64) -> bool {
+    escape_bits(w) != 0
+}
+
+/// The high bit of each byte of `w` that may need escaping (see [`may_need_escape`]).
+fn escape_bits(w: u64) -> u64 {
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    (zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control) != 0
+    zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | control
+}
+
+/// Whether one of the 32 bytes of `chunk` may need escaping: four words tested with one
+/// branch.
+fn block_may_need_escape(chunk: &[u8; 32]) -> bool {
+    let mut bits = 0;
+    for word in chunk.chunks_exact(8) {
+        bits |= escape_bits(u64::from_le_bytes(
+            <[u8; 8]>::try_from(word).unwrap_or([0; 8]),
+        ));
+    }
+    bits != 0
 }
 
 /// Appends `s` to `out` as a JSON string literal, quoted and escaped exactly as `serde_json`
@@ -594,6 +611,15 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
     let mut run = 0;
     let mut i = 0;
     loop {
+        while let Some(block) = bytes
+            .get(i..i + 32)
+            .and_then(|b| <&[u8; 32]>::try_from(b).ok())
+        {
+            if block_may_need_escape(block) {
+                break;
+            }
+            i += 32;
+        }
         while let Some(chunk) = bytes.get(i..i + 8) {
             let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8]));
             if may_need_escape(word) {
@@ -957,6 +983,16 @@ mod tests {
                         }
                     })
                     .collect();
+                let mut out = Vec::new();
+                write_json_str(&mut out, &s);
+                assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");
+            }
+        }
+        // One escape anywhere in a long run (the 32-byte blocks, then the words, then bytes).
+        for at in 0..100 {
+            for c in ['"', '\\', '\u{1f}', '\n', 'é'] {
+                let mut s: String = "x".repeat(100);
+                s.replace_range(at..at + 1, c.encode_utf8(&mut [0; 4]));
                 let mut out = Vec::new();
                 write_json_str(&mut out, &s);
                 assert_eq!(out, serde_json::to_vec(&s).unwrap(), "{s:?}");

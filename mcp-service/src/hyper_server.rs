@@ -441,7 +441,11 @@ where
 {
     let cap = max.saturating_add(1);
     let hint = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
-    let mut out = Vec::with_capacity(hint.min(cap).min(64 * 1024));
+    // A declared length is taken at its word up to 1 MiB (one allocation of the body's size,
+    // no growth and copy as it arrives); a larger one grows as its bytes come. The pages of
+    // a reservation no byte reached are never touched, so a length that lies costs address
+    // space, not memory.
+    let mut out = Vec::with_capacity(hint.min(cap).min(1024 * 1024));
     let mut body = std::pin::pin!(body);
     let start = timer.map(|t| t.clock.now());
     // The armed timer fires no later than the body becomes too slow; when it fires, the
