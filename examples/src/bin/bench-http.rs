@@ -561,15 +561,17 @@ async fn calls(
     mut s: Session,
     m: usize,
     text: Arc<String>,
-) -> Result<Vec<Duration>, String> {
+) -> Result<(Vec<Duration>, Reply), String> {
     let mut lat = Vec::with_capacity(m);
+    let mut kind = Reply::default();
     for i in 0..m {
         let body = json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
             "params":{"name":"echo","arguments":{"text": text.as_str()}}})
         .to_string();
         let t = Instant::now();
-        let (_, msgs) = exchange(&mut s.sender, post(&target, s.sid.as_deref(), body)).await?;
+        let (parts, msgs) = exchange(&mut s.sender, post(&target, s.sid.as_deref(), body)).await?;
         lat.push(t.elapsed());
+        kind.saw(&parts);
         let reply = msgs
             .iter()
             .find(|m| m["id"] == i + 1)
@@ -578,7 +580,45 @@ async fn calls(
             return Err(format!("wrong reply: {reply}"));
         }
     }
-    Ok(lat)
+    Ok((lat, kind))
+}
+
+/// The content types the server answered calls with.
+#[derive(Default, Clone, Copy)]
+struct Reply {
+    json: bool,
+    sse: bool,
+}
+
+impl Reply {
+    fn saw(&mut self, parts: &http::response::Parts) {
+        let ct = parts
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if ct.starts_with("text/event-stream") {
+            self.sse = true;
+        } else {
+            self.json = true;
+        }
+    }
+
+    fn merge(self, other: Reply) -> Reply {
+        Reply {
+            json: self.json || other.json,
+            sse: self.sse || other.sse,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match (self.json, self.sse) {
+            (true, false) => "json",
+            (false, true) => "sse",
+            (true, true) => "mixed",
+            (false, false) => "none",
+        }
+    }
 }
 
 fn rss_kb(pid: u32) -> u64 {
@@ -820,8 +860,11 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
         .map(|s| tokio::spawn(calls(target.clone(), s, args.calls, text.clone())))
         .collect();
     let mut lat = Vec::with_capacity(k * args.calls);
+    let mut reply = Reply::default();
     for task in tasks {
-        lat.extend(task.await.map_err(|e| e.to_string())??);
+        let (l, r) = task.await.map_err(|e| e.to_string())??;
+        lat.extend(l);
+        reply = reply.merge(r);
     }
     let wall = t.elapsed().as_secs_f64();
     lat.sort();
@@ -833,7 +876,8 @@ async fn run(args: &Args, wire: &Wire, k: usize) -> Result<String, String> {
     Ok(json!({
         "label": args.label,
         "runtime": if args.server_cmd.is_some() || args.url.is_some() { "external" } else { args.runtime.as_str() },
-        "reply": if args.json { "json" } else { "sse" },
+        // What the server answered with (a server may answer JSON unasked).
+        "reply": reply.name(),
         "stateful": stateful,
         "shards": args.shards,
         "cluster": args.cluster,
