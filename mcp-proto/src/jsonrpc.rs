@@ -668,6 +668,36 @@ pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
+/// Whether `body` (one JSON-RPC message or a batch) carries a request, which a peer may act on
+/// each time it receives it. Notifications, responses and errors only do not; a body that is
+/// not JSON-RPC counts as carrying one (what it is cannot be told). Only a body that mentions
+/// `"method"` is parsed.
+///
+/// ```
+/// use mcp_proto::jsonrpc::carries_request;
+/// assert!(carries_request(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#));
+/// assert!(!carries_request(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#));
+/// assert!(!carries_request(br#"{"jsonrpc":"2.0","id":1,"result":{"method":"x"}}"#));
+/// assert!(carries_request(b"[{"));
+/// ```
+pub fn carries_request(body: &[u8]) -> bool {
+    if !contains(body, b"\"method\"") && mentions_answer(body) {
+        return false;
+    }
+    let request = |e: &Result<Envelope<'_>, Rejected>| {
+        !matches!(
+            e,
+            Ok(Envelope::Notification { .. } | Envelope::Response { .. } | Envelope::Error { .. })
+        )
+    };
+    match parse(body) {
+        Parsed::Single(e) => request(&e),
+        Parsed::Batch(items) => items.iter().any(request),
+        #[allow(unreachable_patterns)]
+        _ => true,
+    }
+}
+
 /// Whether `body` may hold a JSON-RPC answer: it mentions `"result"` or `"error"` (as a
 /// member name, or the same text inside a string). A body that does not is no response and no
 /// error, whatever else it is; one that does is worth parsing to find out.

@@ -651,3 +651,117 @@ async fn server_chosen_names_that_resolve_into_the_clients_network_are_refused()
     to.check = Some(AddressCheck::same_network_as(&local).unwrap());
     assert!(connector.connect(&to).await.is_ok());
 }
+
+/// A server that reads a request and closes the connection without answering it (its idle
+/// timeout crossing the request on the wire): the client sends a notification again on a
+/// fresh connection, and never a request, which fails with a clear error, sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_unanswered_replays_only_what_is_harmless_twice() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[derive(Default)]
+    struct Script {
+        initialized: AtomicUsize,
+        calls: AtomicUsize,
+        connections: AtomicUsize,
+    }
+    let script = Arc::new(Script::default());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let s = script.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            s.connections.fetch_add(1, Ordering::SeqCst);
+            let s = s.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    // One request: the head, then a body of its Content-Length.
+                    let head_end = loop {
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        let mut chunk = [0u8; 4096];
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    while buf.len() < head_end + len {
+                        let mut chunk = [0u8; 4096];
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body: Vec<u8> = buf.drain(..head_end + len).skip(head_end).collect();
+                    let reply = if head.starts_with("post") {
+                        let msg: Value = serde_json::from_slice(&body).unwrap();
+                        match msg["method"].as_str() {
+                            Some("initialize") => {
+                                let result = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                                    "protocolVersion": msg["params"]["protocolVersion"],
+                                    "capabilities": {"tools": {}},
+                                    "serverInfo": {"name": "closer", "version": "1"}}})
+                                .to_string();
+                                format!(
+                                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                                     mcp-session-id: s1\r\ncontent-length: {}\r\n\r\n{result}",
+                                    result.len()
+                                )
+                            }
+                            Some("notifications/initialized") => {
+                                if s.initialized.fetch_add(1, Ordering::SeqCst) == 0 {
+                                    return; // read, then closed unanswered
+                                }
+                                "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".into()
+                            }
+                            Some("tools/call") => {
+                                s.calls.fetch_add(1, Ordering::SeqCst);
+                                return;
+                            }
+                            _ => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n".into(),
+                        }
+                    } else if head.starts_with("get") {
+                        "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n".into()
+                    } else {
+                        "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".into()
+                    };
+                    if sock.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+
+    let client = mcp_tokio::connect_http(
+        mcp_tokio::TokioRuntime::current(),
+        &url,
+        ClientOptions::new("http-client-test", "1.0")
+            .discovery(mcp_tokio::proto::session::Discovery::Initialize),
+        HttpClientOptions::new(),
+    )
+    .await
+    .expect("the notification closed unanswered was sent again");
+    // (The notification may still be on its way when `connect_http` returns.)
+    eventually("the notification sent again", || {
+        script.initialized.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    assert!(script.connections.load(Ordering::SeqCst) >= 2);
+
+    let e = client.call_tool("echo", json!({})).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TransportError, "{e}");
+    assert!(e.message().contains("not sent again"), "{e}");
+    assert_eq!(
+        script.calls.load(Ordering::SeqCst),
+        1,
+        "a request is never sent twice"
+    );
+}

@@ -813,7 +813,11 @@ impl<R: Runtime, C: Connector> Io<R, C> {
     ) -> Result<(Response<Incoming>, Lease), Error> {
         let key = target.key();
         // A pooled connection the server closed meanwhile hands the request back unsent:
-        // retry it on a fresh connection.
+        // retry it on a fresh connection. One the server closed just after the request went
+        // out (its idle timeout crossing the request on the wire) fails with nothing read: the
+        // request is sent again on a fresh connection only when doing it twice is harmless
+        // (see `replayable`); a tool call is never sent twice.
+        let mut replay = replayable(&req).then(|| copy_request(&req));
         let mut fresh = None;
         loop {
             let (mut sender, kill) = match self.pooled(&key) {
@@ -841,6 +845,19 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                 Ok(resp) => return Ok((resp, Lease { key, sender, kill })),
                 Err(mut e) => match e.take_message() {
                     Some(r) if fresh.is_none() => req = r,
+                    None if fresh.is_none() && closed_unanswered(e.error()) => {
+                        let Some(copy) = replay.take() else {
+                            return Err(transport_error(format!(
+                                "{what}: the connection closed before the response (the \
+                                 request may have been received; not sent again): {}",
+                                e.into_error()
+                            )));
+                        };
+                        tracing::debug!(
+                            "{what}: a pooled connection closed unanswered; sent again"
+                        );
+                        req = copy;
+                    }
                     _ => {
                         let mut msg = format!("{what}: {}", e.into_error());
                         // A new connection that failed its first request: what ended it (a
@@ -1225,4 +1242,65 @@ async fn report(reports: &mut mpsc::Sender<Report>, r: Report) -> Result<(), ()>
         .await
         .map_err(|_| ())?;
     reports.start_send(r).map_err(|_| ())
+}
+
+/// Whether sending `req` twice does no harm: a `GET` (a stream opened again), a `DELETE` (a
+/// session ended again), or a `POST` whose JSON-RPC messages are all notifications or
+/// responses (the server takes a repeated response to one of its requests as late, and the
+/// notifications MCP defines are idempotent). A `POST` carrying a request is not: the server
+/// may have run it.
+fn replayable(req: &Request<Body>) -> bool {
+    match *req.method() {
+        Method::GET | Method::DELETE | Method::HEAD => true,
+        Method::POST => {
+            // A `Full` body is one frame, read without waiting.
+            let Some(bytes) = full_bytes(req.body()) else {
+                return false;
+            };
+            !mcp_proto::jsonrpc::carries_request(&bytes)
+        }
+        _ => false,
+    }
+}
+
+/// The bytes of a `Full` body.
+fn full_bytes(body: &Body) -> Option<Bytes> {
+    use hyper::body::Body as _;
+    let mut body = body.clone();
+    let waker = std::task::Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    match Pin::new(&mut body).poll_frame(&mut cx) {
+        Poll::Ready(Some(Ok(frame))) => frame.into_data().ok(),
+        Poll::Ready(None) => Some(Bytes::new()),
+        _ => None,
+    }
+}
+
+/// A copy of `req` (its body shares its bytes).
+fn copy_request(req: &Request<Body>) -> Request<Body> {
+    let mut copy = Request::new(req.body().clone());
+    *copy.method_mut() = req.method().clone();
+    *copy.uri_mut() = req.uri().clone();
+    *copy.version_mut() = req.version();
+    *copy.headers_mut() = req.headers().clone();
+    copy
+}
+
+/// Whether a request failed because its connection closed before any of the response came:
+/// hyper's incomplete message, or a reset.
+fn closed_unanswered(e: &hyper::Error) -> bool {
+    if e.is_incomplete_message() {
+        return true;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+            );
+        }
+        source = err.source();
+    }
+    false
 }
