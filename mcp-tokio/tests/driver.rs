@@ -2,12 +2,15 @@
 //! on a current-thread and on a multi-threaded runtime.
 #![cfg(unix)]
 
-use std::future::Future;
 use std::net::TcpListener;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
 
 use mcp_tokio::{BoxFuture, Client, ClientOptions, Error, Server, TokioRuntime};
+
+#[path = "support/rt.rs"]
+mod rt;
+use rt::{current_thread, multi_thread};
 
 #[path = "../../mcp-service/tests/driver_suite/driver.rs"]
 mod suite;
@@ -18,8 +21,7 @@ impl suite::Env for TokioRuntime {
     }
 
     fn listener(&self, listener: TcpListener) -> tokio::net::TcpListener {
-        let _guard = self.handle().enter();
-        tokio::net::TcpListener::from_std(listener).unwrap()
+        rt::tokio_listener(self, listener)
     }
 
     fn serve_unix(&self, server: Server, stream: UnixStream) -> BoxFuture<Result<(), Error>> {
@@ -43,23 +45,6 @@ impl suite::Env for TokioRuntime {
             mcp_tokio::connect_stream(rt, stream, options).await
         })
     }
-}
-
-fn current_thread<F: Future<Output = ()>>(scenario: impl FnOnce(TokioRuntime) -> F) {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async { scenario(TokioRuntime::current()).await })
-}
-
-fn multi_thread<F: Future<Output = ()>>(scenario: impl FnOnce(TokioRuntime) -> F) {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async { scenario(TokioRuntime::current()).await })
 }
 
 driver_suite!(on_current_thread, current_thread);
