@@ -258,6 +258,13 @@ fn options() -> ClientOptions {
         )
 }
 
+/// The typed client of [`options`] connected to `url`.
+async fn connect(url: &str, http: HttpClientOptions) -> mcp_tokio::Client {
+    mcp_tokio::connect_http(mcp_tokio::TokioRuntime::current(), url, options(), http)
+        .await
+        .unwrap()
+}
+
 fn text(result: &CallToolResult) -> String {
     serde_json::to_value(result).unwrap()["content"][0]["text"]
         .as_str()
@@ -384,14 +391,7 @@ async fn json_replies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_on_close() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(
-        mcp_tokio::TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new(),
-    )
-    .await
-    .unwrap();
+    let client = connect(&url, HttpClientOptions::new()).await;
     client.ping().await.unwrap();
     eventually("one live session", || front.server.connection_count() == 1).await;
     client.close();
@@ -413,14 +413,7 @@ async fn delete_on_close() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reinitializes_when_the_server_forgot_the_session() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(
-        mcp_tokio::TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new(),
-    )
-    .await
-    .unwrap();
+    let client = connect(&url, HttpClientOptions::new()).await;
     let r = client
         .call_tool("add", json!({"a": 1, "b": 1}))
         .await
@@ -451,14 +444,7 @@ async fn reinitializes_when_the_server_forgot_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_session_fails_clearly_without_reinitialization() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(
-        mcp_tokio::TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new().reinitialize(false),
-    )
-    .await
-    .unwrap();
+    let client = connect(&url, HttpClientOptions::new().reinitialize(false)).await;
     client.ping().await.unwrap();
     front.restart();
     let e = client
@@ -475,14 +461,7 @@ async fn lost_session_fails_clearly_without_reinitialization() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resumes_a_cut_sse_stream() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(
-        mcp_tokio::TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new(),
-    )
-    .await
-    .unwrap();
+    let client = connect(&url, HttpClientOptions::new()).await;
     // The reply of the next tools/call ends after two chunks (the priming event and the
     // first progress notification at most): the rest must come through resumption.
     *front.cut.lock().unwrap() = Some(("tools/call".into(), 2));
@@ -565,14 +544,7 @@ async fn errors_are_clear() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_errors_fail_only_their_request() {
     let (front, url) = start(ResponseMode::Sse, None).await;
-    let client = mcp_tokio::connect_http(
-        mcp_tokio::TokioRuntime::current(),
-        &url,
-        options(),
-        HttpClientOptions::new(),
-    )
-    .await
-    .unwrap();
+    let client = connect(&url, HttpClientOptions::new()).await;
 
     // A 500 with a body.
     *front.inject.lock().unwrap() = Some((
