@@ -1368,6 +1368,10 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ArgumentsOf<T>
     }
 }
 
+/// The size from which `tools/call` params are first looked at ([`peek_call`]) rather than
+/// read whole.
+const PEEK_FROM: usize = 2048;
+
 /// What a first look at `tools/call` params found, reading no further than `arguments`.
 #[derive(Debug, PartialEq)]
 struct CallPeek<'a> {
@@ -3543,8 +3547,12 @@ impl Service for ServerService {
             "tools/call" => {
                 // A handshake-era call has no multi round-trip fields to read: a first look
                 // finds its tool, and its handler reads the arguments out of the params.
+                // (Small params are read whole: the look's early stop costs a few allocations,
+                // more than a second pass over a few hundred bytes.)
                 let peek = match (p, hcx.request.era()) {
-                    (Some(p), None) => peek_call(p.get()).map(|c| (c, p)),
+                    (Some(p), None) if p.get().len() >= PEEK_FROM => {
+                        peek_call(p.get()).map(|c| (c, p))
+                    }
                     _ => None,
                 };
                 let mut hcx = hcx;

@@ -390,6 +390,55 @@ async fn tool_arguments_every_shape() {
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
     let e = call(json!({"name":7})).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
+
+    // Large params take the first look (the tool found before its arguments are read), in
+    // either order of the keys, with the same outcomes.
+    let big = "é\"x".repeat(2000);
+    let raw_call = |text: String| {
+        let peer = client.peer().clone();
+        async move {
+            let raw = serde_json::value::RawValue::from_string(text).unwrap();
+            peer.request("tools/call", Some(raw))
+                .typed::<CallToolResult>()
+                .await
+        }
+    };
+    let quoted = serde_json::to_string(&big).unwrap();
+    for params in [
+        format!(r#"{{"name":"echo","arguments":{{"text":{quoted}}}}}"#),
+        format!(r#"{{"arguments":{{"text":{quoted}}},"name":"echo"}}"#),
+        format!(
+            r#"{{"_meta":{{"k":1}}, "arguments" : {{"extra":[{quoted}],"text":{quoted}}} , "name" : "echo" }}"#
+        ),
+    ] {
+        let ok = raw_call(params.clone()).await.unwrap();
+        assert_eq!(
+            text(&ok),
+            big,
+            "{}",
+            params.chars().take(60).collect::<String>()
+        );
+    }
+    // A missing field: the tool's own error result.
+    let r = raw_call(format!(
+        r#"{{"arguments":{{"other":{quoted}}},"name":"echo"}}"#
+    ))
+    .await
+    .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("invalid arguments"), "{}", text(&r));
+    // Arguments that are no object, an unknown tool, a duplicate name: -32602.
+    for params in [
+        format!(r#"{{"arguments":[{quoted}],"name":"echo"}}"#),
+        format!(r#"{{"name":"echo","arguments":{quoted}}}"#),
+        format!(r#"{{"arguments":{{"text":{quoted}}},"name":"nope"}}"#),
+        format!(r#"{{"name":"nope","arguments":{{"text":{quoted}}}}}"#),
+        format!(r#"{{"name":"echo","name":"echo","arguments":{{"text":{quoted}}}}}"#),
+    ] {
+        let e = raw_call(params.clone()).await.unwrap_err();
+        let head: String = params.chars().take(60).collect();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{head}: {e}");
+    }
 }
 
 #[tokio::test]

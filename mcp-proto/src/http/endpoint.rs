@@ -278,8 +278,8 @@ impl Entry {
         store: Option<Box<dyn EventStore>>,
         transient: bool,
         now: Instant,
-    ) -> Self {
-        Entry {
+    ) -> Box<Self> {
+        Box::new(Entry {
             session,
             transient,
             listen: false,
@@ -299,7 +299,7 @@ impl Entry {
             last_activity: now,
             timer: None,
             ending: Ending::Closed,
-        }
+        })
     }
 
     /// Forgets the route of `id` and marks it answered on its stream.
@@ -389,7 +389,9 @@ pub struct Endpoint {
     config: EndpointConfig,
     /// The capabilities the sessions declare, parsed once (the 2026-07-28 checks use them).
     own_caps: crate::session::CapSet,
-    sessions: BTreeMap<SessionId, Entry>,
+    /// Boxed: a session is taken out and put back on every request, and a B-tree moves its
+    /// neighbours' values when it does (a pointer each, not a whole session).
+    sessions: BTreeMap<SessionId, Box<Entry>>,
     conns: BTreeMap<StreamId, Conn>,
     next_conn: u64,
     next_transient: u128,
@@ -696,7 +698,7 @@ impl Endpoint {
         &mut self,
         parts: &Parts,
         check_version: bool,
-    ) -> Result<(SessionId, Entry), Refusal> {
+    ) -> Result<(SessionId, Box<Entry>), Refusal> {
         let sid = self.lookup(parts)?;
         if check_version {
             self.protocol_version(parts)?;
@@ -1470,7 +1472,7 @@ impl Endpoint {
 
     /// The entry of stateful session `sid` (opened here or adopted): its event store, and
     /// its streams numbered in this instance's range.
-    fn stateful_entry(&self, mut session: Session, sid: SessionId, now: Instant) -> Entry {
+    fn stateful_entry(&self, mut session: Session, sid: SessionId, now: Instant) -> Box<Entry> {
         if self.config.instance != 0 {
             // Its requests to the client are numbered in this instance's range, so that an
             // answer reaching another instance says where to take it (`request_instance`).
@@ -1744,7 +1746,7 @@ impl Endpoint {
     /// streams, forwards its events, completes answered POSTs, ends it when closed, re-arms its
     /// timer and puts it back. `post` is the POST being handled, if any: it receives answers
     /// that name no request (errors about unreadable messages).
-    fn settle(&mut self, now: Instant, sid: SessionId, mut entry: Entry, post: Option<u64>) {
+    fn settle(&mut self, now: Instant, sid: SessionId, mut entry: Box<Entry>, post: Option<u64>) {
         let mut buf = core::mem::take(&mut self.scratch);
         loop {
             let mut moved = false;
@@ -2149,7 +2151,7 @@ impl Endpoint {
     }
 
     /// Session `sid` is closed: its streams end, its memory is freed.
-    fn end(&mut self, now: Instant, sid: SessionId, mut entry: Entry) {
+    fn end(&mut self, now: Instant, sid: SessionId, mut entry: Box<Entry>) {
         let streams: Vec<u64> = entry.streams.keys().copied().collect();
         for l in streams {
             self.finish_logical(&mut entry, l, now, true);
