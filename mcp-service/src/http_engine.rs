@@ -405,12 +405,12 @@ pub struct HttpEngine<R: Runtime> {
     cors: Option<Arc<(mcp_proto::http::Cors, mcp_proto::http::AllowList)>>,
     #[cfg(feature = "resource-server")]
     guard: Option<Arc<crate::resource_server::Guard>>,
-    sessions: HashMap<SessionId, SessionCtx>,
+    sessions: IdMap<SessionId, SessionCtx>,
     commands: SelectAll<CommandStream>,
     handlers: Handlers<R, SessionId>,
     /// Handlers that finished, between taking them and answering.
     done: Vec<HandlerOutput<SessionId>>,
-    streams: HashMap<StreamId, StreamSlot>,
+    streams: IdMap<StreamId, StreamSlot>,
     timer: DeadlineTimer,
     random: SessionIds,
     buf: Vec<u8>,
@@ -421,7 +421,7 @@ pub struct HttpEngine<R: Runtime> {
     /// Replies whose head waits for their first data (2026-07-28: JSON with the answer's
     /// status, or SSE), and whether each turned out SSE once it had data.
     held: Vec<(Reply, http::Response<HttpBody>)>,
-    heads: HashMap<StreamId, bool>,
+    heads: IdMap<StreamId, bool>,
     /// The streams whose `want` flag is set, each once.
     wanted: Vec<StreamId>,
     /// Sessions whose unsent output changed this turn ([`Self::publish_backlogs`]).
@@ -487,7 +487,7 @@ struct EngineCluster {
     /// The session being taken over, and its record.
     adopting: Option<(SessionId, crate::cluster::SessionRecord)>,
     /// When each session's record was last written or touched.
-    touched: HashMap<SessionId, Instant>,
+    touched: IdMap<SessionId, Instant>,
     /// How long a record lives untouched: the endpoint's idle timeout.
     ttl: std::time::Duration,
     /// Session look-ups in flight.
@@ -686,6 +686,47 @@ impl EngineCluster {
     }
 }
 
+/// The engine's tables: keyed by ids the server makes itself (random session ids, counted
+/// stream handles), never by keys a peer chooses, so they need no defence against chosen
+/// collisions (SipHash's purpose, 5% of a small call's instructions) and hash with one
+/// multiply-rotate per word.
+type IdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`].
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl IdHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word.get_mut(..chunk.len())
+                .unwrap_or_default()
+                .copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.add(n as u64);
+        self.add((n >> 64) as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// The session a request's `MCP-Session-Id` names.
 fn header_session(parts: &http::request::Parts) -> Option<SessionId> {
     let sid = parts.headers.get(mcp_proto::http::MCP_SESSION_ID)?;
@@ -771,16 +812,16 @@ impl<R: Runtime> HttpEngine<R> {
             cors,
             #[cfg(feature = "resource-server")]
             guard: None,
-            sessions: HashMap::new(),
+            sessions: IdMap::default(),
             commands: SelectAll::new(),
-            streams: HashMap::new(),
+            streams: IdMap::default(),
             timer: DeadlineTimer::default(),
             random: SessionIds::default(),
             buf: Vec::new(),
             telemetry: Telemetry::default(),
             deferred: Vec::new(),
             held: Vec::new(),
-            heads: HashMap::new(),
+            heads: IdMap::default(),
             wanted: Vec::new(),
             paced: Vec::new(),
             stopping: false,
@@ -801,7 +842,7 @@ impl<R: Runtime> HttpEngine<R> {
                 back_tx,
                 back,
                 adopting: None,
-                touched: HashMap::new(),
+                touched: IdMap::default(),
                 ttl: self.endpoint.config().idle_timeout.into(),
                 loading: Arc::default(),
             }
@@ -1527,6 +1568,37 @@ impl<R: Runtime> Future for HttpEngine<R> {
 #[cfg(test)]
 mod tests {
     use super::SessionIds;
+
+    #[test]
+    fn id_maps_spread_counted_and_random_keys() {
+        use std::hash::BuildHasher;
+        let build = std::hash::BuildHasherDefault::<super::IdHasher>::default();
+        // Counted keys (stream handles, internal session ids) land in many groups: the top 7
+        // bits (hashbrown's tags) and the low bits (its buckets) both vary.
+        let hashes: Vec<u64> = (0u64..1024).map(|n| build.hash_one(n)).collect();
+        let tags: std::collections::HashSet<u64> = hashes.iter().map(|h| h >> 57).collect();
+        let buckets: std::collections::HashSet<u64> = hashes.iter().map(|h| h & 1023).collect();
+        assert!(tags.len() > 100, "{}", tags.len());
+        assert!(buckets.len() > 600, "{}", buckets.len());
+        // A table of both kinds of key finds each again.
+        let mut map = super::IdMap::default();
+        for n in 0u128..5000 {
+            let id = mcp_proto::http::SessionId::from_u128(
+                n.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834),
+            );
+            map.insert(id, n);
+        }
+        for n in 0u128..5000 {
+            let id = mcp_proto::http::SessionId::from_u128(
+                n.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834),
+            );
+            assert_eq!(map.get(&id), Some(&n));
+        }
+        assert_eq!(
+            build.hash_one(b"bytes".as_slice()),
+            build.hash_one(b"bytes".as_slice())
+        );
+    }
 
     #[test]
     fn session_ids_are_fresh_across_refills() {
