@@ -11,7 +11,6 @@
 //! [`Endpoint::poll_timeout`]. A dropped [`SseStream`] is reported with
 //! [`Endpoint::stream_closed`].
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -687,45 +686,9 @@ impl EngineCluster {
 }
 
 /// The engine's tables: keyed by ids the server makes itself (random session ids, counted
-/// stream handles), never by keys a peer chooses, so they need no defence against chosen
-/// collisions (SipHash's purpose, 5% of a small call's instructions) and hash with one
-/// multiply-rotate per word.
-type IdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
-
-/// The hasher of [`IdMap`].
-#[derive(Default, Clone, Copy)]
-struct IdHasher(u64);
-
-impl IdHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl std::hash::Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word.get_mut(..chunk.len())
-                .unwrap_or_default()
-                .copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-    fn write_u128(&mut self, n: u128) {
-        self.add(n as u64);
-        self.add((n >> 64) as u64);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// stream handles), never by keys a peer chooses, so they hash as the connection engine's own
+/// ids do, without SipHash's defence against chosen collisions.
+type IdMap<K, V> = crate::engine::outbound::OwnIdMap<K, V>;
 
 /// The session a request's `MCP-Session-Id` names.
 fn header_session(parts: &http::request::Parts) -> Option<SessionId> {
@@ -1572,7 +1535,8 @@ mod tests {
     #[test]
     fn id_maps_spread_counted_and_random_keys() {
         use std::hash::BuildHasher;
-        let build = std::hash::BuildHasherDefault::<super::IdHasher>::default();
+        let build =
+            std::hash::BuildHasherDefault::<crate::engine::outbound::OwnIdHasher>::default();
         // Counted keys (stream handles, internal session ids) land in many groups: the top 7
         // bits (hashbrown's tags) and the low bits (its buckets) both vary.
         let hashes: Vec<u64> = (0u64..1024).map(|n| build.hash_one(n)).collect();

@@ -47,6 +47,10 @@ impl std::hash::Hasher for OwnIdHasher {
     fn write_u64(&mut self, n: u64) {
         self.add(n);
     }
+    fn write_u128(&mut self, n: u128) {
+        self.add(n as u64);
+        self.add((n >> 64) as u64);
+    }
     fn write_usize(&mut self, n: usize) {
         self.add(n as u64);
     }
