@@ -1320,6 +1320,35 @@ impl Declared {
     }
 }
 
+/// A JSON string, borrowed from the input when it has no escapes (serde's `std::borrow::Cow<str>` always
+/// copies).
+struct BorrowedStr;
+impl<'de> serde::de::DeserializeSeed<'de> for BorrowedStr {
+    type Value = std::borrow::Cow<'de, str>;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> Result<std::borrow::Cow<'de, str>, D::Error> {
+        struct N;
+        impl<'de> serde::de::Visitor<'de> for N {
+            type Value = std::borrow::Cow<'de, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(std::borrow::Cow::Borrowed(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(std::borrow::Cow::Owned(v.to_owned()))
+            }
+        }
+        d.deserialize_str(N)
+    }
+}
+
 /// A tool's arguments of type `T` read out of whole `tools/call` params: the `arguments`
 /// member (absent or `null`: `T` from `{}`), every other member skipped.
 struct ArgumentsOf<T>(T);
@@ -1338,7 +1367,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ArgumentsOf<T>
             ) -> Result<Self::Value, A::Error> {
                 let mut args = None;
                 let mut named = false;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                while let Some(key) = map.next_key_seed(BorrowedStr)? {
                     if key == "arguments" {
                         if args.is_some() {
                             return Err(serde::de::Error::duplicate_field("arguments"));
@@ -1445,30 +1474,6 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
         }
     }
 
-    struct NameSeed;
-    impl<'de> DeserializeSeed<'de> for NameSeed {
-        type Value = Cow<'de, str>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
-            struct N;
-            impl<'de> Visitor<'de> for N {
-                type Value = Cow<'de, str>;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a tool name")
-                }
-                fn visit_borrowed_str<E: serde::de::Error>(
-                    self,
-                    v: &'de str,
-                ) -> Result<Self::Value, E> {
-                    Ok(Cow::Borrowed(v))
-                }
-                fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                    Ok(Cow::Owned(v.to_owned()))
-                }
-            }
-            d.deserialize_str(N)
-        }
-    }
-
     struct Look<'s, 'de> {
         name: &'s mut Option<Cow<'de, str>>,
         kind: &'s mut Option<Kind>,
@@ -1479,10 +1484,10 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
             f.write_str("tools/call params")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key_seed(NameSeed)? {
+            while let Some(key) = map.next_key_seed(BorrowedStr)? {
                 match &*key {
                     "name" if self.name.is_none() => {
-                        *self.name = Some(map.next_value_seed(NameSeed)?)
+                        *self.name = Some(map.next_value_seed(BorrowedStr)?)
                     }
                     // A second `name`: the full parse reports it.
                     "name" => return Err(A::Error::custom("duplicate")),
