@@ -816,8 +816,8 @@ impl<R: Runtime, C: Connector> Io<R, C> {
         // retry it on a fresh connection. One the server closed just after the request went
         // out (its idle timeout crossing the request on the wire) fails with nothing read: the
         // request is sent again on a fresh connection only when doing it twice is harmless
-        // (see `replayable`); a tool call is never sent twice.
-        let mut replay = replayable(&req).then(|| copy_request(&req));
+        // (see `replayable`, decided only then); a tool call is never sent twice.
+        let mut replayed = false;
         let mut fresh = None;
         loop {
             let (mut sender, kill) = match self.pooled(&key) {
@@ -836,6 +836,8 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                     *req.uri_mut() = uri;
                 }
             }
+            // What a pooled connection may need to send again (its body shares the bytes).
+            let copy = (fresh.is_none() && !replayed).then(|| copy_request(&req));
             let sent = self
                 .timed(timeout, what, async {
                     Ok(sender.try_send_request(req).await)
@@ -846,7 +848,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                 Err(mut e) => match e.take_message() {
                     Some(r) if fresh.is_none() => req = r,
                     None if fresh.is_none() && closed_unanswered(e.error()) => {
-                        let Some(copy) = replay.take() else {
+                        let Some(copy) = copy.filter(replayable) else {
                             return Err(transport_error(format!(
                                 "{what}: the connection closed before the response (the \
                                  request may have been received; not sent again): {}",
@@ -856,6 +858,7 @@ impl<R: Runtime, C: Connector> Io<R, C> {
                         tracing::debug!(
                             "{what}: a pooled connection closed unanswered; sent again"
                         );
+                        replayed = true;
                         req = copy;
                     }
                     _ => {
