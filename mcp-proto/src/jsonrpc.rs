@@ -504,8 +504,37 @@ impl Message {
 
 const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\"";
 
+/// Appends raw JSON and makes room for the `tail` bytes that close the message after it (and a
+/// line end, for newline-delimited framing): a large value then grows `out` once, to its exact
+/// size, instead of filling it to the brim and doubling it (copying the whole message) for the
+/// closing brace.
+fn append_raw(out: &mut Vec<u8>, raw: &RawValue, tail: usize) {
+    let raw = raw.get().as_bytes();
+    out.reserve(raw.len() + tail + 1);
+    out.extend_from_slice(raw);
+}
+
+/// Makes room in `out` for a message of about `text` bytes of ids, names and values and
+/// `punctuation` bytes of the rest: written into an empty buffer (a large reply's, handed over
+/// by the last message), the message grows it once, not step by step from nothing.
+fn room(out: &mut Vec<u8>, text: usize, punctuation: usize) {
+    out.reserve(text + punctuation);
+}
+
+fn id_len(id: &RequestId) -> usize {
+    match id {
+        RequestId::Number(_) => 20,
+        RequestId::String(s) => s.len() + 2,
+    }
+}
+
+fn raw_len(raw: Option<&RawValue>) -> usize {
+    raw.map_or(0, |r| r.get().len())
+}
+
 /// Appends a request.
 pub fn write_request(out: &mut Vec<u8>, id: &RequestId, method: &str, params: Option<&RawValue>) {
+    room(out, id_len(id) + method.len() + raw_len(params), 48);
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"id\":");
     id.write_json(out);
@@ -513,30 +542,32 @@ pub fn write_request(out: &mut Vec<u8>, id: &RequestId, method: &str, params: Op
     write_json_str(out, method);
     if let Some(p) = params {
         out.extend_from_slice(b",\"params\":");
-        out.extend_from_slice(p.get().as_bytes());
+        append_raw(out, p, 1);
     }
     out.push(b'}');
 }
 
 /// Appends a notification.
 pub fn write_notification(out: &mut Vec<u8>, method: &str, params: Option<&RawValue>) {
+    room(out, method.len() + raw_len(params), 48);
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"method\":");
     write_json_str(out, method);
     if let Some(p) = params {
         out.extend_from_slice(b",\"params\":");
-        out.extend_from_slice(p.get().as_bytes());
+        append_raw(out, p, 1);
     }
     out.push(b'}');
 }
 
 /// Appends a successful response.
 pub fn write_response(out: &mut Vec<u8>, id: &RequestId, result: &RawValue) {
+    room(out, id_len(id) + result.get().len(), 48);
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"id\":");
     id.write_json(out);
     out.extend_from_slice(b",\"result\":");
-    out.extend_from_slice(result.get().as_bytes());
+    append_raw(out, result, 1);
     out.push(b'}');
 }
 
@@ -548,6 +579,7 @@ pub fn write_error(
     message: &str,
     data: Option<&RawValue>,
 ) {
+    room(out, id.map_or(4, id_len) + message.len() + raw_len(data), 96);
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"id\":");
     match id {
@@ -560,7 +592,7 @@ pub fn write_error(
     write_json_str(out, message);
     if let Some(d) = data {
         out.extend_from_slice(b",\"data\":");
-        out.extend_from_slice(d.get().as_bytes());
+        append_raw(out, d, 2);
     }
     out.extend_from_slice(b"}}");
 }
@@ -769,6 +801,26 @@ mod tests {
         match parse(s.as_bytes()) {
             Parsed::Single(r) => r,
             Parsed::Batch(_) => panic!("batch"),
+        }
+    }
+
+    #[test]
+    fn a_large_value_grows_the_message_once_to_its_size() {
+        let big = alloc::format!("\"{}\"", "x".repeat(100_000));
+        let raw = serde_json::value::RawValue::from_string(big).unwrap();
+        let id = RequestId::Number(7);
+        let writers: [&dyn Fn(&mut Vec<u8>); 4] = [
+            &|out| write_response(out, &id, &raw),
+            &|out| write_request(out, &id, "m", Some(&raw)),
+            &|out| write_notification(out, "m", Some(&raw)),
+            &|out| write_error(out, Some(&id), -1, "e", Some(&raw)),
+        ];
+        for write in writers {
+            let mut out = Vec::new();
+            write(&mut out);
+            assert!(serde_json::from_slice::<serde_json::Value>(&out).is_ok());
+            // Grown once, to about its size: the closing brace did not double the buffer.
+            assert!(out.capacity() < out.len() + 128, "{} {}", out.capacity(), out.len());
         }
     }
 

@@ -3,30 +3,28 @@
 //! `serde_json::value::to_raw_value` serialises into a fresh `Vec` that grows by doubling: a
 //! 64 KiB value costs a chain of reallocs ending in a transient 128 KiB buffer, which glibc's
 //! allocator maps and trims again on every call (page faults and, in a multi-threaded process,
-//! TLB shootdowns for each one). A thread whose last value was large therefore serialises into
-//! a per-thread scratch buffer that keeps its capacity, and copies the text once into an
-//! allocation of exactly its size; small values, where the copy and its check cost more than
-//! the growth, take the direct path. (This lives here, not in the sans-IO core, which keeps no
-//! per-thread state.)
+//! TLB shootdowns for each one), and a final copy into the boxed value. A thread whose last value
+//! was large therefore serialises the next one into a buffer with room for a value of that size,
+//! and boxes that buffer itself (its spare room given back in place): no growth, no copy. Small
+//! values, where a guess of their size costs more than the growth, take the direct path. (This
+//! lives here, not in the sans-IO core, which keeps no per-thread state.)
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 mod writer;
 
 use mcp_proto::{Error, ErrorKind};
 use serde_json::value::RawValue;
 
-/// A scratch buffer that grew past this is released after use, not kept.
-const KEEP: usize = 1024 * 1024;
-/// A value this large switches the thread to the scratch buffer (growing a fresh buffer for it
-/// would pass through one of twice its size)...
+/// A value this large makes the thread's next value start with room for one of its size (growing
+/// a fresh buffer for it would pass through one of twice its size)...
 const LARGE: usize = 32 * 1024;
-/// ...and one this small switches it back.
+/// ...and one this small switches it back to the direct path.
 const SMALL: usize = 8 * 1024;
 
 std::thread_local! {
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    static LARGE_MODE: Cell<bool> = const { Cell::new(false) };
+    /// The size of this thread's last large value; 0 after a small one.
+    static LAST_LARGE: Cell<usize> = const { Cell::new(0) };
 }
 
 fn serialise_error(e: serde_json::Error) -> Error {
@@ -43,67 +41,73 @@ pub(crate) fn extension(capabilities: &RawValue, id: &str) -> Option<serde_json:
 
 /// Serialises `value` into a boxed [`RawValue`] (see the module docs).
 pub(crate) fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
-    if !LARGE_MODE.try_with(Cell::get).unwrap_or(false) {
+    let last = LAST_LARGE.try_with(Cell::get).unwrap_or(0);
+    if last == 0 {
         let raw = serde_json::value::to_raw_value(value).map_err(serialise_error)?;
         if raw.get().len() >= LARGE {
-            let _ = LARGE_MODE.try_with(|m| m.set(true));
+            let _ = LAST_LARGE.try_with(|m| m.set(raw.get().len()));
         }
         return Ok(raw);
     }
-    SCRATCH
-        .try_with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => Some(serialise(&mut buf, value)),
-            // Re-entered from a `Serialize` impl: use a fresh buffer.
-            Err(_) => None,
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| serde_json::value::to_raw_value(value).map_err(serialise_error))
-}
-
-fn serialise<T: serde::Serialize + ?Sized>(
-    buf: &mut Vec<u8>,
-    value: &T,
-) -> Result<Box<RawValue>, Error> {
-    buf.clear();
+    // Room for the last large value's size and a little more: a value that grew a little since
+    // grows no buffer.
+    let mut buf = Vec::with_capacity(last + last / 16 + 256);
     // The fast writer, and `serde_json` for what it leaves (the same text either way).
-    let written = writer::write(buf, value).or_else(|_| {
+    let written = writer::write(&mut buf, value).or_else(|_| {
         buf.clear();
-        serde_json::to_writer(&mut *buf, value).map_err(serialise_error)
+        serde_json::to_writer(&mut buf, value).map_err(serialise_error)
     });
-    // The text is copied once into an allocation of its exact size, without checking it again.
-    let out = written.and_then(|()| {
-        debug_assert!(core::str::from_utf8(buf).is_ok());
-        // SAFETY: both writers write UTF-8 only: the text of `&str`s, copied whole or cut at
-        // ASCII bytes (the escaped ones), and ASCII punctuation, digits and escapes (as
-        // `serde_json::to_string` relies on for its own output).
-        let text = unsafe { core::str::from_utf8_unchecked(buf) };
-        serde_json::value::to_raw_value(&Verbatim(text)).map_err(serialise_error)
-    });
-    if buf.len() <= SMALL {
-        let _ = LARGE_MODE.try_with(|m| m.set(false));
-    }
-    if buf.capacity() > KEEP {
-        *buf = Vec::new();
-    }
-    out
+    let len = buf.len();
+    let _ = LAST_LARGE.try_with(|m| m.set(if len <= SMALL { 0 } else { len.max(LARGE) }));
+    written?;
+    debug_assert!(core::str::from_utf8(&buf).is_ok());
+    // SAFETY: both writers write UTF-8 only: the text of `&str`s, copied whole or cut at
+    // ASCII bytes (the escaped ones), and ASCII punctuation, digits and escapes (as
+    // `serde_json::to_string` relies on for its own output).
+    let text = unsafe { String::from_utf8_unchecked(buf) };
+    boxed_verbatim(text)
 }
 
-/// JSON text that serialises as itself, as serde_json serialises a [`RawValue`]: serde_json's
-/// serializer writes the field of a struct under this name verbatim. This copies a value the
-/// writer produced into its boxed `RawValue` without the full JSON re-scan that
-/// [`RawValue::from_string`] makes (the writer's output is valid JSON by construction; the tests
-/// below check the round trip against serde_json's own output, so a change of the name in a
-/// later serde_json fails them rather than the wire).
-struct Verbatim<'a>(&'a str);
+/// Boxes JSON text a writer produced as a [`RawValue`], without copying it or reading it again:
+/// serde_json's own `Box<RawValue>` deserialisation takes an owned string as it is when handed
+/// one under its raw-value name (the name `Verbatim` writes under; the tests below check that the
+/// text is neither changed nor moved, so a change of either in a later serde_json fails them
+/// rather than the wire). The string's spare room is given back (a shrink in place).
+fn boxed_verbatim(text: String) -> Result<Box<RawValue>, Error> {
+    use serde::de::{self, value::MapDeserializer};
 
-impl serde::Serialize for Verbatim<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct(writer::RAW_TOKEN, 1)?;
-        s.serialize_field(writer::RAW_TOKEN, self.0)?;
-        s.end()
+    /// A deserializer of one raw value: the map serde_json's raw-value visitor reads.
+    struct Owned(String);
+
+    impl<'de> de::Deserializer<'de> for Owned {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("expected a raw value"))
+        }
+
+        fn deserialize_newtype_struct<V: de::Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            if name != writer::RAW_TOKEN {
+                return Err(de::Error::custom("expected a raw value"));
+            }
+            visitor.visit_map(MapDeserializer::new(core::iter::once((
+                writer::RAW_TOKEN,
+                self.0,
+            ))))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        }
     }
+
+    <Box<RawValue> as serde::Deserialize>::deserialize(Owned(text))
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("serialise: {e}")))
 }
 
 #[cfg(test)]
@@ -112,7 +116,7 @@ mod tests {
 
     #[test]
     fn matches_serde_json_at_every_size() {
-        // Small, large (switches to the scratch path), huge (not kept), small again.
+        // Small, large (switches to the sized path), larger, huge, small again.
         for size in [
             0usize, 1, 100, 5_000, 70_000, 300_000, 2_000_000, 10, 40_000, 7,
         ] {
@@ -124,13 +128,15 @@ mod tests {
     }
 
     #[test]
-    fn verbatim_is_written_as_is() {
-        let text = r#"{"a":[1,2.5,"x\"y"],"b":null}"#;
-        let raw = serde_json::value::to_raw_value(&Verbatim(text)).unwrap();
-        assert_eq!(raw.get(), text);
-        // Inside another value too, as a `RawValue` is.
-        let outer = serde_json::to_string(&[Verbatim(text)]).unwrap();
-        assert_eq!(outer, format!("[{text}]"));
+    fn boxed_verbatim_neither_changes_nor_moves_the_text() {
+        let text = r#"{"a":[1,2.5,"x\"y"],"b":null}"#.to_owned();
+        let at = text.as_ptr();
+        let raw = boxed_verbatim(text).unwrap();
+        assert_eq!(raw.get(), r#"{"a":[1,2.5,"x\"y"],"b":null}"#);
+        assert_eq!(raw.get().as_ptr(), at, "copied");
+        // Inside another value too, as any `RawValue` is.
+        let outer = serde_json::to_string(&[&raw]).unwrap();
+        assert_eq!(outer, format!("[{}]", raw.get()));
     }
 
     #[test]
@@ -145,7 +151,7 @@ mod tests {
         }
         let value = serde_json::json!({"k": "x".repeat(40_000)});
         for _ in 0..2 {
-            // The first round runs in direct mode, the second in scratch mode.
+            // The first round runs on the direct path, the second on the sized one.
             let raw = to_raw(&[Nested(value.clone()), Nested(value.clone())]).unwrap();
             assert_eq!(raw.get(), serde_json::to_string(&[&value, &value]).unwrap());
         }

@@ -1409,118 +1409,70 @@ struct CallPeek<'a> {
     arguments_ok: bool,
 }
 
-/// Reads `name` and the kind of `arguments` from `tools/call` params without scanning the
-/// arguments: the look stops where `arguments` begins. `None` when it cannot tell cheaply
-/// (`arguments` before `name`, a `name` that is no string, malformed params): the full parse
-/// then reads them, and reports what is wrong.
+/// Reads `name` and the kind of `arguments` from `tools/call` params (valid JSON: the raw
+/// params of a parsed message) without scanning the arguments: the look stops where
+/// `arguments` begins. `None` when it cannot tell cheaply (an escaped key, a `name` that is no
+/// string or comes twice, `arguments` before a `name` that is not the last member): the full
+/// parse then reads them, and reports what is wrong.
+///
+/// This is a scan of the object's members, not a serde parse: stopping a serde parse early
+/// takes an error, and serde_json's errors allocate (five of them for one stop).
 fn peek_call(params: &str) -> Option<CallPeek<'_>> {
-    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, Visitor};
     use std::borrow::Cow;
 
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        /// An object, or `null`.
-        Fine,
-        /// Anything else.
-        Wrong,
-    }
-    /// The marker error that ends the look at the start of `arguments`.
-    const STOP: &str = "peek: stop";
-
-    struct KindSeed<'s>(&'s mut Option<Kind>);
-    impl<'de> DeserializeSeed<'de> for KindSeed<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            struct K<'s>(&'s mut Option<Kind>);
-            impl<'de> Visitor<'de> for K<'_> {
-                type Value = ();
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("arguments")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
-                    *self.0 = Some(Kind::Fine);
-                    Err(A::Error::custom(STOP))
-                }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
-                    *self.0 = Some(Kind::Wrong);
-                    Err(A::Error::custom(STOP))
-                }
-                fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
-                    *self.0 = Some(Kind::Fine);
-                    Ok(())
-                }
-                fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
-                    *self.0 = Some(Kind::Wrong);
-                    Ok(())
-                }
-                fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
-                    *self.0 = Some(Kind::Wrong);
-                    Ok(())
-                }
-                fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
-                    *self.0 = Some(Kind::Wrong);
-                    Ok(())
-                }
-                fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
-                    *self.0 = Some(Kind::Wrong);
-                    Ok(())
-                }
-                fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
-                    *self.0 = Some(Kind::Wrong);
-                    Ok(())
-                }
-            }
-            d.deserialize_any(K(self.0))
-        }
-    }
-
-    struct Look<'s, 'de> {
-        name: &'s mut Option<Cow<'de, str>>,
-        kind: &'s mut Option<Kind>,
-    }
-    impl<'de> Visitor<'de> for Look<'_, 'de> {
-        type Value = ();
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("tools/call params")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key_seed(BorrowedStr)? {
-                match &*key {
-                    "name" if self.name.is_none() => {
-                        *self.name = Some(map.next_value_seed(BorrowedStr)?)
-                    }
-                    // A second `name`: the full parse reports it.
-                    "name" => return Err(A::Error::custom("duplicate")),
-                    "arguments" => {
-                        return map.next_value_seed(KindSeed(self.kind)).and_then(|()| {
-                            // A scalar `arguments`: the look has what it needs.
-                            Err(A::Error::custom(STOP))
-                        });
-                    }
-                    _ => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(())
-        }
-    }
-
-    let mut name = None;
-    let mut kind = None;
-    let mut de = serde_json::Deserializer::from_str(params);
-    let looked = de.deserialize_map(Look {
-        name: &mut name,
-        kind: &mut kind,
-    });
-    let complete = match looked {
-        // The whole params read, with no `arguments`: they must end there.
-        Ok(()) => de.end().is_ok(),
-        // Stopped at `arguments` once its kind was known (no other error follows that).
-        Err(_) => kind.is_some(),
-    };
-    if !complete {
+    let b = params.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
         return None;
+    }
+    i += 1;
+    let mut name = None;
+    // Whether `arguments` is an object or `null`, once seen.
+    let mut fine = None;
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i)? {
+            // The whole object read, with no `arguments`: it must end there.
+            b'}' if skip_ws(b, i + 1) == b.len() => break,
+            b'}' => return None,
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let end = string_end(b, i)?;
+        let key = b.get(i + 1..end - 1)?;
+        if key.contains(&b'\\') {
+            // `"n\u0061me"` is `name` too: the full parse decodes it.
+            return None;
+        }
+        i = skip_ws(b, end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        match key {
+            b"name" if name.is_none() && b.get(i) == Some(&b'"') => {
+                let end = string_end(b, i)?;
+                let text = params.get(i + 1..end - 1)?;
+                name = Some(if text.contains('\\') {
+                    Cow::Owned(serde_json::from_str(params.get(i..end)?).ok()?)
+                } else {
+                    Cow::Borrowed(text)
+                });
+                i = end;
+            }
+            // A second `name`, or one that is no string: the full parse reports it.
+            b"name" => return None,
+            b"arguments" => {
+                // Valid JSON starting with `n` is `null`.
+                fine = Some(matches!(b.get(i)?, b'{' | b'n'));
+                break;
+            }
+            _ => i = skip_value(b, i)?,
+        }
     }
     // `arguments` before `name` (as a client that sorts its keys sends them): the name is
     // read from the end when it is the last member.
@@ -1530,8 +1482,68 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
     };
     Some(CallPeek {
         name,
-        arguments_ok: kind.is_none_or(|k| k == Kind::Fine),
+        arguments_ok: fine.unwrap_or(true),
     })
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// The index just past the string (valid JSON) whose opening quote is at `i`.
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+        if b.get(k) == Some(&b'"') {
+            return Some(k + 1);
+        }
+        // An escape: the next byte is escaped (`\"`, `\\`, `\u`, ...).
+        j = k + 2;
+    }
+}
+
+/// The index just past the value (valid JSON) that starts at `i`.
+fn skip_value(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => string_end(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match b.get(j)? {
+                    b'"' => {
+                        j = string_end(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while b.get(j).is_some_and(|c| {
+                !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            }) {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
 }
 
 /// The value of the member `"name"` of `params` (valid JSON) when it is the last member of
@@ -3561,50 +3573,39 @@ impl Service for ServerService {
                     _ => None,
                 };
                 let mut hcx = hcx;
-                let (entry, arguments) = if let Some((call, p)) = peek {
-                    if !call.arguments_ok {
-                        return sync(Err(Error::invalid_params(
-                            "invalid params: `arguments` must be an object",
-                        )));
-                    }
-                    let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
-                        return sync(Err(Error::invalid_params(format!(
-                            "Unknown tool: {}",
-                            call.name
-                        ))));
-                    };
-                    (entry, ToolArgs::InParams(p))
+                // Either path gives the tool's name, whether `arguments` may be read as an
+                // object, and (after a full parse) the multi round-trip fields.
+                let (name, arguments_ok, arguments, fields) = if let Some((call, p)) = peek {
+                    (call.name, call.arguments_ok, ToolArgs::InParams(p), None)
                 } else {
                     let call: CallParams<'_> = match parse_required(p) {
                         Ok(c) => c,
                         Err(e) => return sync(Err(e)),
                     };
-                    let arguments = match call.arguments {
-                        Some(raw) if raw.get() == "null" => None,
-                        Some(raw) if !raw.get().starts_with('{') => {
-                            return sync(Err(Error::invalid_params(
-                                "invalid params: `arguments` must be an object",
-                            )));
-                        }
-                        other => other,
-                    };
-                    let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
-                        return sync(Err(Error::invalid_params(format!(
-                            "Unknown tool: {}",
-                            call.name
-                        ))));
+                    let (ok, arguments) = match call.arguments {
+                        Some(raw) if raw.get() == "null" => (true, None),
+                        Some(raw) => (raw.get().starts_with('{'), Some(raw)),
+                        None => (true, None),
                     };
                     let fields = crate::mrtr::RetryFields {
                         input_responses: call.input_responses,
                         request_state: call.request_state,
                     };
-                    if let Err(e) =
-                        hcx.start_rounds("tools/call", &call.name, arguments, || Ok(fields))
-                    {
-                        return sync(Err(e));
-                    }
-                    (entry, ToolArgs::Raw(arguments))
+                    (call.name, ok, ToolArgs::Raw(arguments), Some(fields))
                 };
+                if !arguments_ok {
+                    return sync(Err(Error::invalid_params(
+                        "invalid params: `arguments` must be an object",
+                    )));
+                }
+                let Some(entry) = reg().tools.get(name.as_ref()).cloned() else {
+                    return sync(Err(Error::invalid_params(format!("Unknown tool: {name}"))));
+                };
+                if let (Some(fields), ToolArgs::Raw(raw)) = (fields, &arguments)
+                    && let Err(e) = hcx.start_rounds("tools/call", &name, *raw, || Ok(fields))
+                {
+                    return sync(Err(e));
+                }
                 if let Err(e) = hcx.start_task(&entry.tool) {
                     return sync(Err(e));
                 }
@@ -4125,10 +4126,19 @@ mod tests {
                 ));
             }
             for _ in 0..next(3) {
+                // Other members' values of every kind, nested, with awkward strings inside.
+                let t = text(next(strings.len()));
+                let values = [
+                    t.clone(),
+                    format!(r#"{{"a":[{t},{{"b":{t}}}],"c":{{}}}}"#),
+                    format!(r#"[ {t} , 1, null, [] ]"#),
+                    "-1.5e3".to_owned(),
+                    "true".to_owned(),
+                ];
                 members.push(format!(
                     r#"{}:{}"#,
                     text(next(strings.len())),
-                    text(next(strings.len()))
+                    values[next(values.len())]
                 ));
             }
             for i in (1..members.len()).rev() {
@@ -4141,12 +4151,12 @@ mod tests {
                 continue;
             };
             answered += 1;
-            // A second `name` after `arguments` is past the look: the handler's read of the
-            // arguments reports it.
-            if full
-                .as_ref()
-                .is_err_and(|e| e.to_string().contains("duplicate field `name`"))
-            {
+            // A second `name` after `arguments` (of any type) is past the look: the handler's
+            // read of the arguments reports it.
+            if full.as_ref().is_err_and(|e| {
+                let e = e.to_string();
+                e.contains("duplicate field `name`") || e.contains("expected a string")
+            }) {
                 assert!(serde_json::from_str::<ArgumentsOf<serde_json::Value>>(&params).is_err());
                 continue;
             }

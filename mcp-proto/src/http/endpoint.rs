@@ -1760,7 +1760,7 @@ impl Endpoint {
                     // The stream spoke: its keep-alive waits a whole interval again.
                     entry.keep_alive = self.config.listen_keep_alive.map(|d| now + d);
                 }
-                self.route(now, sid, &mut entry, t, &buf, post);
+                self.route(now, sid, &mut entry, t, &mut buf, post);
             }
             while let Some(event) = entry.session.poll_event() {
                 moved = true;
@@ -1772,13 +1772,14 @@ impl Endpoint {
                     event,
                 });
             }
-            let done: Vec<u64> = entry
+            // Each answered POST's stream ends (found one at a time: collecting them would
+            // allocate on every answer).
+            while let Some(l) = entry
                 .streams
                 .iter()
-                .filter(|(_, s)| matches!(&s.kind, Kind::Post { outstanding, .. } if outstanding.is_empty()))
+                .find(|(_, s)| matches!(&s.kind, Kind::Post { outstanding, .. } if outstanding.is_empty()))
                 .map(|(l, _)| *l)
-                .collect();
-            for l in done {
+            {
                 self.finish_logical(&mut entry, l, now, false);
             }
             if entry.transient
@@ -1880,7 +1881,7 @@ impl Endpoint {
         sid: SessionId,
         entry: &mut Entry,
         t: Transmit,
-        bytes: &[u8],
+        bytes: &mut Vec<u8>,
         post: Option<u64>,
     ) {
         if t.kind == MessageKind::Notification
@@ -1951,7 +1952,7 @@ impl Endpoint {
         sid: SessionId,
         entry: &mut Entry,
         target: Option<u64>,
-        bytes: &[u8],
+        bytes: &mut Vec<u8>,
         answer: bool,
     ) {
         let Some(s) = target.and_then(|l| entry.streams.get_mut(&l).map(|s| (l, s))) else {
@@ -1967,7 +1968,14 @@ impl Endpoint {
         } = &mut s.kind
         {
             if answer || !*lazy {
-                parts.push(bytes.to_vec());
+                // A large message's buffer is handed over whole (the next message grows a new
+                // one, in one step: the writers reserve a large value's size); a small one is
+                // copied, and the buffer kept for the next.
+                parts.push(if bytes.len() >= HAND_OVER {
+                    core::mem::take(bytes)
+                } else {
+                    bytes.to_vec()
+                });
                 return;
             }
             // Something before the answer: the lazy reply becomes an SSE stream.
@@ -2365,6 +2373,10 @@ const REQUESTS_NEED_SSE: &str =
     "a server-to-client request needs an SSE stream to reach the client";
 
 /// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
+/// A JSON reply's message this large moves out of the endpoint's scratch buffer instead of
+/// being copied from it.
+const HAND_OVER: usize = 16 * 1024;
+
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
     // A message is serialised JSON (UTF-8): encoded from its bytes, with no text conversion.
     out.reserve(data.len() + 64);
