@@ -579,7 +579,11 @@ pub fn write_error(
     message: &str,
     data: Option<&RawValue>,
 ) {
-    room(out, id.map_or(4, id_len) + message.len() + raw_len(data), 96);
+    room(
+        out,
+        id.map_or(4, id_len) + message.len() + raw_len(data),
+        96,
+    );
     out.extend_from_slice(HEAD);
     out.extend_from_slice(b",\"id\":");
     match id {
@@ -809,7 +813,8 @@ mod tests {
         let big = alloc::format!("\"{}\"", "x".repeat(100_000));
         let raw = serde_json::value::RawValue::from_string(big).unwrap();
         let id = RequestId::Number(7);
-        let writers: [&dyn Fn(&mut Vec<u8>); 4] = [
+        type Writer<'a> = &'a dyn Fn(&mut Vec<u8>);
+        let writers: [Writer<'_>; 4] = [
             &|out| write_response(out, &id, &raw),
             &|out| write_request(out, &id, "m", Some(&raw)),
             &|out| write_notification(out, "m", Some(&raw)),
@@ -820,7 +825,12 @@ mod tests {
             write(&mut out);
             assert!(serde_json::from_slice::<serde_json::Value>(&out).is_ok());
             // Grown once, to about its size: the closing brace did not double the buffer.
-            assert!(out.capacity() < out.len() + 128, "{} {}", out.capacity(), out.len());
+            assert!(
+                out.capacity() < out.len() + 128,
+                "{} {}",
+                out.capacity(),
+                out.len()
+            );
         }
     }
 

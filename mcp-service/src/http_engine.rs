@@ -71,7 +71,9 @@ impl std::fmt::Debug for HttpBody {
 pub struct SseStream {
     /// The endpoint's stream; `None` for a body fed from the cluster's event log.
     id: Option<StreamId>,
-    rx: mpsc::Receiver<Vec<u8>>,
+    /// `None` while the reply waits in the engine for its head: its channel is made when it
+    /// leaves as a stream (a reply that ends first leaves as a complete body, with none).
+    rx: Option<mpsc::Receiver<Vec<u8>>>,
     engine: Option<UnboundedSender<StreamId>>,
     done: bool,
 }
@@ -82,7 +84,7 @@ impl SseStream {
     fn detached(rx: mpsc::Receiver<Vec<u8>>) -> Self {
         SseStream {
             id: None,
-            rx,
+            rx: Some(rx),
             engine: None,
             done: false,
         }
@@ -98,7 +100,10 @@ impl std::fmt::Debug for SseStream {
 impl Stream for SseStream {
     type Item = Vec<u8>;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
-        let r = Pin::new(&mut self.rx).poll_next(cx);
+        let r = match self.rx.as_mut() {
+            Some(rx) => Pin::new(rx).poll_next(cx),
+            None => Poll::Ready(None),
+        };
         if let Poll::Ready(None) = r {
             self.done = true;
         }
@@ -380,8 +385,20 @@ impl Core for EndpointSession<'_> {
     }
 }
 
+/// Whether a reply's head says JSON.
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
+}
+
 struct StreamSlot {
-    tx: mpsc::Sender<Vec<u8>>,
+    /// The channel to its reply's body; `None` while the reply is held in the engine (its
+    /// head waits): chunks then wait in `early`, and a reply that ends before it leaves
+    /// becomes a complete body without a channel ever made (four allocations a request).
+    tx: Option<mpsc::Sender<Vec<u8>>>,
+    /// At most [`STREAM_CHANNEL`] chunks pulled before the channel exists.
+    early: Vec<Vec<u8>>,
     /// The endpoint may have data for it: pull when the channel has room.
     want: bool,
     /// Its reply's head waits for the first data ([`mcp_proto::http::DeferredHead`]).
@@ -421,6 +438,9 @@ pub struct HttpEngine<R: Runtime> {
     /// status, or SSE), and whether each turned out SSE once it had data.
     held: Vec<(Reply, http::Response<HttpBody>)>,
     heads: IdMap<StreamId, bool>,
+    /// The chunks of held replies whose streams ended before the replies left (taken by
+    /// `flush_deferred` the same turn).
+    ended: IdMap<StreamId, Vec<Vec<u8>>>,
     /// The streams whose `want` flag is set, each once.
     wanted: Vec<StreamId>,
     /// Sessions whose unsent output changed this turn ([`Self::publish_backlogs`]).
@@ -785,6 +805,7 @@ impl<R: Runtime> HttpEngine<R> {
             deferred: Vec::new(),
             held: Vec::new(),
             heads: IdMap::default(),
+            ended: IdMap::default(),
             wanted: Vec::new(),
             paced: Vec::new(),
             stopping: false,
@@ -1060,19 +1081,35 @@ impl<R: Runtime> HttpEngine<R> {
             .extensions
             .get::<mcp_proto::http::DeferredHead>()
             .is_some();
+        // A JSON reply leaves whole (see `flush_deferred`): it needs no channel either.
+        let in_engine = held || is_json(&head.headers);
         let body = match body {
             Body::Empty => HttpBody::Empty,
             Body::Full(b) => HttpBody::Full(b),
             Body::Stream(id) => {
-                let (mut tx, rx) = mpsc::channel(STREAM_CHANNEL);
+                // A held or JSON reply stays in the engine (see `flush_deferred`): no
+                // channel yet.
+                let (mut tx, rx) = if in_engine {
+                    (None, None)
+                } else {
+                    let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
+                    (Some(tx), Some(rx))
+                };
+                let mut early = Vec::new();
                 if let Some(replay) = prefix.take().filter(|r| !r.is_empty()) {
-                    // A fresh channel has room: the replayed events go first.
-                    let _ = tx.try_send(replay);
+                    // The replayed events go first (a fresh channel has room).
+                    match tx.as_mut() {
+                        Some(tx) => {
+                            let _ = tx.try_send(replay);
+                        }
+                        None => early.push(replay),
+                    }
                 }
                 self.streams.insert(
                     id,
                     StreamSlot {
                         tx,
+                        early,
                         want: true,
                         held,
                     },
@@ -1113,6 +1150,34 @@ impl<R: Runtime> HttpEngine<R> {
                 }
                 _ => None,
             };
+            // A JSON reply (its head settled) leaves when its stream ends, as a complete body
+            // (with its length, not chunked), unless the client went away first. (Its stream
+            // carries the one body; one that would keep a channel's worth of chunks waiting
+            // leaves as it is.)
+            if let HttpBody::Stream(SseStream {
+                id: Some(id),
+                rx: None,
+                ..
+            }) = resp.body()
+                && held.is_none()
+                && self
+                    .streams
+                    .get(id)
+                    .is_some_and(|s| s.early.len() < STREAM_CHANNEL)
+            {
+                let id = *id;
+                if reply.poll_canceled(cx).is_ready() {
+                    if let HttpBody::Stream(mut s) = resp.into_body() {
+                        s.done = true;
+                    }
+                    self.streams.remove(&id);
+                    self.stream_closed(now, id);
+                    cx.waker().wake_by_ref();
+                } else {
+                    self.held.push((reply, resp));
+                }
+                continue;
+            }
             let mut sse_head = None;
             if let Some(id) = held {
                 let finished = !self.streams.contains_key(&id);
@@ -1141,19 +1206,49 @@ impl<R: Runtime> HttpEngine<R> {
                 HttpBody::Stream(mut s)
                     if s.id.is_some_and(|id| !self.streams.contains_key(&id)) =>
                 {
-                    // The slot held the only sender: the channel is closed, and `try_recv`
-                    // yields every chunk, then `Closed`.
+                    // Ended: its chunks wait in `ended` (no channel was made) or in its
+                    // channel (the slot held the only sender: closed, so `try_recv` yields
+                    // every chunk, then `Closed`).
                     let mut all = Vec::new();
-                    while let Ok(chunk) = s.rx.try_recv() {
+                    let mut add = |chunk: Vec<u8>| {
                         if all.is_empty() {
                             // Moved, not copied: most such bodies are one chunk.
                             all = chunk;
                         } else {
                             all.extend_from_slice(&chunk);
                         }
+                    };
+                    for chunk in
+                        s.id.and_then(|id| self.ended.remove(&id))
+                            .unwrap_or_default()
+                    {
+                        add(chunk);
+                    }
+                    if let Some(rx) = s.rx.as_mut() {
+                        while let Ok(chunk) = rx.try_recv() {
+                            add(chunk);
+                        }
                     }
                     s.done = true;
                     HttpBody::Full(all)
+                }
+                HttpBody::Stream(mut s) if s.rx.is_none() => {
+                    // Leaves as a stream: its channel now, with what was pulled so far.
+                    let slot = s.id.and_then(|id| self.streams.get_mut(&id));
+                    let early = slot.as_ref().map_or(0, |slot| slot.early.len());
+                    let (mut tx, rx) = mpsc::channel(STREAM_CHANNEL.max(early));
+                    if let Some(slot) = slot {
+                        for chunk in slot.early.drain(..) {
+                            let _ = tx.try_send(chunk);
+                        }
+                        slot.tx = Some(tx);
+                        if slot.want {
+                            // It stopped pulling when `early` was full.
+                            cx.waker().wake_by_ref();
+                        }
+                    }
+                    s.rx = Some(rx);
+                    HttpBody::Stream(s)
                 }
                 other => other,
             };
@@ -1195,15 +1290,18 @@ impl<R: Runtime> HttpEngine<R> {
         let wanted = std::mem::take(&mut self.wanted);
         for &id in &wanted {
             while let Some(slot) = self.streams.get_mut(&id) {
-                match slot.tx.poll_ready(cx) {
-                    Poll::Ready(Ok(())) => {}
-                    Poll::Ready(Err(_)) => {
+                match slot.tx.as_mut().map(|tx| tx.poll_ready(cx)) {
+                    Some(Poll::Ready(Ok(()))) => {}
+                    Some(Poll::Ready(Err(_))) => {
                         self.streams.remove(&id);
                         self.stream_closed(now, id);
                         progressed = true;
                         break;
                     }
-                    Poll::Pending => break,
+                    Some(Poll::Pending) => break,
+                    // No channel yet: `early` holds as much as a channel would.
+                    None if slot.early.len() >= STREAM_CHANNEL => break,
+                    None => {}
                 }
                 self.buf.clear();
                 match self.endpoint.poll_stream(id, &mut self.buf) {
@@ -1217,10 +1315,15 @@ impl<R: Runtime> HttpEngine<R> {
                         }
                         let chunk = std::mem::take(&mut self.buf);
                         progressed = true;
-                        if slot.tx.start_send(chunk).is_err() {
-                            self.streams.remove(&id);
-                            self.stream_closed(now, id);
-                            break;
+                        match slot.tx.as_mut() {
+                            Some(tx) => {
+                                if tx.start_send(chunk).is_err() {
+                                    self.streams.remove(&id);
+                                    self.stream_closed(now, id);
+                                    break;
+                                }
+                            }
+                            None => slot.early.push(chunk),
                         }
                     }
                     mcp_proto::http::StreamPoll::Pending => {
@@ -1228,8 +1331,13 @@ impl<R: Runtime> HttpEngine<R> {
                         break;
                     }
                     _ => {
-                        // Closed: dropping the sender ends the body.
-                        self.streams.remove(&id);
+                        // Closed: dropping the sender ends the body; a held reply's chunks
+                        // wait for it in `ended`.
+                        if let Some(slot) = self.streams.remove(&id)
+                            && slot.tx.is_none()
+                        {
+                            self.ended.insert(id, slot.early);
+                        }
                         progressed = true;
                         break;
                     }

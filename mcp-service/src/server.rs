@@ -1536,9 +1536,10 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => {
             let mut j = i;
-            while b.get(j).is_some_and(|c| {
-                !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            }) {
+            while b
+                .get(j)
+                .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+            {
                 j += 1;
             }
             Some(j)

@@ -212,3 +212,102 @@ async fn initialize_notify_call_and_origin() {
     }
     assert_eq!(server.connection_count(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_replies_leave_whole_with_their_length() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let object = || schema_of(serde_json::json!({"type": "object"}));
+    let server = Server::builder("http-test", "1.0")
+        .tool(
+            Tool::new("echo", object()),
+            |args: EchoArgs, _cx: ToolContext| async move { Ok(args.text) },
+        )
+        // Answers in a later turn of the engine than its request's.
+        .tool(
+            Tool::new("slow", object()),
+            |args: EchoArgs, _cx: ToolContext| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                Ok(args.text)
+            },
+        )
+        .build();
+    let config = EndpointConfig::new(server.config().clone())
+        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
+        .response_mode(mcp_proto::http::ResponseMode::Json);
+    tokio::spawn(mcp_tokio::serve_http(
+        mcp_tokio::TokioRuntime::current(),
+        server.clone(),
+        listener,
+        config,
+    ));
+    let init = post(
+        port,
+        &[],
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    )
+    .await;
+    assert_eq!(init.status, 200, "{}", init.body);
+    let sid = init
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let session = [
+        ("MCP-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = post(
+        port,
+        &session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert_eq!(initialized.status, 202);
+    let call = |id: u32, tool: &str, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"{text}"}}}}}}"#
+        )
+    };
+    let large = "x".repeat(100_000);
+    for (id, tool, text) in [
+        (2, "echo", "small"),
+        (3, "slow", "small"),
+        (4, "echo", large.as_str()),
+        (5, "slow", large.as_str()),
+    ] {
+        let r = post(port, &session, &call(id, tool, text)).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        // One complete body with its length: not chunked, not a stream.
+        assert_eq!(r.header("transfer-encoding"), None, "{tool}");
+        let length = r.body.len().to_string();
+        assert_eq!(r.header("content-length"), Some(length.as_str()), "{tool}");
+        let reply: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(reply["id"], id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"], text,
+            "{tool}: {reply}"
+        );
+    }
+
+    // A client that goes away while its reply waits in the server: the server goes on.
+    let mut gone = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let body = call(6, "slow", "never read");
+    gone.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Session-Id: {sid}\r\n\
+             MCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    drop(gone);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let r = post(port, &session, &call(7, "slow", "still here")).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("still here"), "{}", r.body);
+}
