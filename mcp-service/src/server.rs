@@ -911,14 +911,15 @@ type ToolFn =
     dyn Fn(ToolArgs<'_>, ToolContext) -> BoxFuture<Result<CallToolResult, Error>> + Send + Sync;
 
 /// Where a tool handler reads its arguments from.
-#[derive(Clone, Copy)]
 enum ToolArgs<'a> {
     /// The raw `arguments` object (`None` when absent or `null`).
     Raw(Option<&'a RawValue>),
     /// The whole `tools/call` params, whose `arguments` member is an object, `null` or absent
     /// (checked): the handler reads it in its own parse, so that a large argument is scanned
-    /// once, by that parse, and not first to find its end.
-    InParams(&'a RawValue),
+    /// once, by that parse, and not first to find its end. That parse runs in the handler's
+    /// task, not in the caller's (for HTTP, the engine every request of its shard goes
+    /// through).
+    Params(Box<RawValue>),
 }
 type ResourceFn = dyn Fn(
         String,
@@ -1612,6 +1613,16 @@ fn trailing_name(params: &str) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
+/// The error of a `tools/call` whose `arguments` is not an object.
+fn arguments_not_object() -> Error {
+    Error::invalid_params("invalid params: `arguments` must be an object")
+}
+
+/// The error of a `tools/call` of a tool the server does not have.
+fn unknown_tool(name: &str) -> Error {
+    Error::invalid_params(format!("Unknown tool: {name}"))
+}
+
 fn boxed_tool<T, F, Fut, R>(handler: F) -> Arc<ToolFn>
 where
     T: DeserializeOwned + Send + 'static,
@@ -1619,30 +1630,47 @@ where
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
     R: IntoToolResult + 'static,
 {
+    let handler = Arc::new(handler);
     Arc::new(
         move |args: ToolArgs<'_>, cx: ToolContext| -> BoxFuture<Result<CallToolResult, Error>> {
             let version = cx.protocol_version();
-            // Straight from the raw arguments into `T`: no intermediate `Value` tree.
-            let parsed = match args {
-                ToolArgs::Raw(a) => serde_json::from_str::<T>(a.map_or("{}", RawValue::get)),
-                ToolArgs::InParams(p) => {
-                    serde_json::from_str::<ArgumentsOf<T>>(p.get()).map(|a| a.0)
+            // 2025-11-25 and later report input validation failures as tool results.
+            let invalid = move |e: serde_json::Error| {
+                let msg = format!("invalid arguments: {e}");
+                if version.is_none_or(|v| v >= ProtocolVersion::V2025_11_25) {
+                    Ok(CallToolResult::error(msg))
+                } else {
+                    Err(Error::invalid_params(msg))
                 }
             };
-            match parsed {
-                Ok(args) => {
-                    let fut = handler(args, cx);
-                    Box::pin(async move { fut.await.and_then(IntoToolResult::into_tool_result) })
+            // Straight from the raw arguments into `T`: no intermediate `Value` tree.
+            match args {
+                ToolArgs::Raw(a) => {
+                    match serde_json::from_str::<T>(a.map_or("{}", RawValue::get)) {
+                        Ok(args) => {
+                            let fut = handler(args, cx);
+                            Box::pin(
+                                async move { fut.await.and_then(IntoToolResult::into_tool_result) },
+                            )
+                        }
+                        Err(e) => {
+                            let r = invalid(e);
+                            Box::pin(async move { r })
+                        }
+                    }
                 }
-                Err(e) => {
-                    let msg = format!("invalid arguments: {e}");
-                    // 2025-11-25 and later report input validation failures as tool results.
-                    let as_result = version.is_none_or(|v| v >= ProtocolVersion::V2025_11_25);
+                ToolArgs::Params(p) => {
+                    let handler = handler.clone();
                     Box::pin(async move {
-                        if as_result {
-                            Ok(CallToolResult::error(msg))
-                        } else {
-                            Err(Error::invalid_params(msg))
+                        match serde_json::from_str::<ArgumentsOf<T>>(p.get()) {
+                            Ok(a) => {
+                                // The params' text goes before the handler runs.
+                                drop(p);
+                                handler(a.0, cx)
+                                    .await
+                                    .and_then(IntoToolResult::into_tool_result)
+                            }
+                            Err(e) => invalid(e),
                         }
                     })
                 }
@@ -3564,53 +3592,64 @@ impl Service for ServerService {
             })()),
             "tools/call" => {
                 // A handshake-era call has no multi round-trip fields to read: a first look
-                // finds its tool, and its handler reads the arguments out of the params.
-                // (Small params are read whole: the look's early stop costs a few allocations,
-                // more than a second pass over a few hundred bytes.)
-                let peek = match (p, hcx.request.era()) {
+                // finds its tool (or what is wrong), and the params go whole to its handler,
+                // which reads the arguments out of them in its own task. (Small params are read
+                // whole here: a second pass over a few hundred bytes costs less than the look.)
+                let looked = match (p, hcx.request.era()) {
                     (Some(p), None) if p.get().len() >= PEEK_FROM => {
-                        peek_call(p.get()).map(|c| (c, p))
+                        peek_call(p.get()).map(|call| {
+                            if !call.arguments_ok {
+                                return Err(arguments_not_object());
+                            }
+                            reg()
+                                .tools
+                                .get(call.name.as_ref())
+                                .cloned()
+                                .ok_or_else(|| unknown_tool(&call.name))
+                        })
                     }
                     _ => None,
                 };
                 let mut hcx = hcx;
-                // Either path gives the tool's name, whether `arguments` may be read as an
-                // object, and (after a full parse) the multi round-trip fields.
-                let (name, arguments_ok, arguments, fields) = if let Some((call, p)) = peek {
-                    (call.name, call.arguments_ok, ToolArgs::InParams(p), None)
-                } else {
-                    let call: CallParams<'_> = match parse_required(p) {
-                        Ok(c) => c,
-                        Err(e) => return sync(Err(e)),
-                    };
-                    let (ok, arguments) = match call.arguments {
-                        Some(raw) if raw.get() == "null" => (true, None),
-                        Some(raw) => (raw.get().starts_with('{'), Some(raw)),
-                        None => (true, None),
-                    };
-                    let fields = crate::mrtr::RetryFields {
-                        input_responses: call.input_responses,
-                        request_state: call.request_state,
-                    };
-                    (call.name, ok, ToolArgs::Raw(arguments), Some(fields))
+                let fut = match (looked, params) {
+                    (Some(Err(e)), _) => return sync(Err(e)),
+                    (Some(Ok(entry)), Some(params)) => {
+                        if let Err(e) = hcx.start_task(&entry.tool) {
+                            return sync(Err(e));
+                        }
+                        (entry.handler)(ToolArgs::Params(params), ToolContext(hcx.clone()))
+                    }
+                    (_, params) => {
+                        let p = params.as_deref();
+                        let call: CallParams<'_> = match parse_required(p) {
+                            Ok(c) => c,
+                            Err(e) => return sync(Err(e)),
+                        };
+                        let arguments = match call.arguments {
+                            Some(raw) if raw.get() == "null" => None,
+                            Some(raw) if !raw.get().starts_with('{') => {
+                                return sync(Err(arguments_not_object()));
+                            }
+                            other => other,
+                        };
+                        let Some(entry) = reg().tools.get(call.name.as_ref()).cloned() else {
+                            return sync(Err(unknown_tool(&call.name)));
+                        };
+                        let fields = crate::mrtr::RetryFields {
+                            input_responses: call.input_responses,
+                            request_state: call.request_state,
+                        };
+                        if let Err(e) =
+                            hcx.start_rounds("tools/call", &call.name, arguments, || Ok(fields))
+                        {
+                            return sync(Err(e));
+                        }
+                        if let Err(e) = hcx.start_task(&entry.tool) {
+                            return sync(Err(e));
+                        }
+                        (entry.handler)(ToolArgs::Raw(arguments), ToolContext(hcx.clone()))
+                    }
                 };
-                if !arguments_ok {
-                    return sync(Err(Error::invalid_params(
-                        "invalid params: `arguments` must be an object",
-                    )));
-                }
-                let Some(entry) = reg().tools.get(name.as_ref()).cloned() else {
-                    return sync(Err(Error::invalid_params(format!("Unknown tool: {name}"))));
-                };
-                if let (Some(fields), ToolArgs::Raw(raw)) = (fields, &arguments)
-                    && let Err(e) = hcx.start_rounds("tools/call", &name, *raw, || Ok(fields))
-                {
-                    return sync(Err(e));
-                }
-                if let Err(e) = hcx.start_task(&entry.tool) {
-                    return sync(Err(e));
-                }
-                let fut = (entry.handler)(arguments, ToolContext(hcx.clone()));
                 hcx.clone().rounds_of(async move {
                     let result = match fut.await {
                         Ok(r) => r,
