@@ -393,9 +393,10 @@ fn is_json(headers: &http::HeaderMap) -> bool {
 }
 
 struct StreamSlot {
-    /// The channel to its reply's body; `None` while the reply is held in the engine (its
-    /// head waits): chunks then wait in `early`, and a reply that ends before it leaves
-    /// becomes a complete body without a channel ever made (four allocations a request).
+    /// The channel to its reply's body; `None` while the reply is in the engine (until the end
+    /// of its turn, or longer when its head waits or it is JSON): chunks then wait in `early`,
+    /// and a reply that ends before it leaves becomes a complete body without a channel ever
+    /// made (four allocations a request).
     tx: Option<mpsc::Sender<Vec<u8>>>,
     /// At most [`STREAM_CHANNEL`] chunks pulled before the channel exists.
     early: Vec<Vec<u8>>,
@@ -1081,34 +1082,22 @@ impl<R: Runtime> HttpEngine<R> {
             .extensions
             .get::<mcp_proto::http::DeferredHead>()
             .is_some();
-        // A JSON reply leaves whole (see `flush_deferred`): it needs no channel either.
-        let in_engine = held || is_json(&head.headers);
         let body = match body {
             Body::Empty => HttpBody::Empty,
             Body::Full(b) => HttpBody::Full(b),
             Body::Stream(id) => {
-                // A held or JSON reply stays in the engine (see `flush_deferred`): no
-                // channel yet.
-                let (mut tx, rx) = if in_engine {
-                    (None, None)
-                } else {
-                    let (tx, rx) = mpsc::channel(STREAM_CHANNEL);
-                    (Some(tx), Some(rx))
-                };
-                let mut early = Vec::new();
-                if let Some(replay) = prefix.take().filter(|r| !r.is_empty()) {
-                    // The replayed events go first (a fresh channel has room).
-                    match tx.as_mut() {
-                        Some(tx) => {
-                            let _ = tx.try_send(replay);
-                        }
-                        None => early.push(replay),
-                    }
-                }
+                // The reply stays in the engine until the end of the turn at least (see
+                // `flush_deferred`): its channel is made only if it leaves as a stream, which
+                // a reply answered within the turn does not. The replayed events go first.
+                let early = prefix
+                    .take()
+                    .filter(|r| !r.is_empty())
+                    .into_iter()
+                    .collect();
                 self.streams.insert(
                     id,
                     StreamSlot {
-                        tx,
+                        tx: None,
                         early,
                         want: true,
                         held,
@@ -1117,7 +1106,7 @@ impl<R: Runtime> HttpEngine<R> {
                 self.wanted.push(id);
                 HttpBody::Stream(SseStream {
                     id: Some(id),
-                    rx,
+                    rx: None,
                     engine: Some(self.drops_tx.clone()),
                     done: false,
                 })
@@ -1160,6 +1149,7 @@ impl<R: Runtime> HttpEngine<R> {
                 ..
             }) = resp.body()
                 && held.is_none()
+                && is_json(resp.headers())
                 && self
                     .streams
                     .get(id)
