@@ -1127,7 +1127,7 @@ impl<R: Runtime> HttpEngine<R> {
     fn flush_deferred(&mut self, cx: &mut Context<'_>, now: Instant) {
         let mut replies = std::mem::take(&mut self.held);
         replies.append(&mut self.deferred);
-        for (mut reply, resp) in replies {
+        for (reply, resp) in replies {
             let held = match resp.body() {
                 HttpBody::Stream(s)
                     if resp
@@ -1156,16 +1156,7 @@ impl<R: Runtime> HttpEngine<R> {
                     .is_some_and(|s| s.early.len() < STREAM_CHANNEL)
             {
                 let id = *id;
-                if reply.poll_canceled(cx).is_ready() {
-                    if let HttpBody::Stream(mut s) = resp.into_body() {
-                        s.done = true;
-                    }
-                    self.streams.remove(&id);
-                    self.stream_closed(now, id);
-                    cx.waker().wake_by_ref();
-                } else {
-                    self.held.push((reply, resp));
-                }
+                self.wait_or_close(cx, now, reply, resp, id);
                 continue;
             }
             let mut sse_head = None;
@@ -1173,19 +1164,8 @@ impl<R: Runtime> HttpEngine<R> {
                 let finished = !self.streams.contains_key(&id);
                 match self.heads.remove(&id) {
                     None if !finished => {
-                        // No data yet: the head waits, unless the client went away.
-                        if reply.poll_canceled(cx).is_ready() {
-                            if let HttpBody::Stream(mut s) = resp.into_body() {
-                                s.done = true;
-                            }
-                            self.streams.remove(&id);
-                            self.stream_closed(now, id);
-                            // What the endpoint made of it (a stateless request's session
-                            // ended: its handler is cancelled) is taken on the next turn.
-                            cx.waker().wake_by_ref();
-                        } else {
-                            self.held.push((reply, resp));
-                        }
+                        // No data yet: the head waits.
+                        self.wait_or_close(cx, now, reply, resp, id);
                         continue;
                     }
                     decided => sse_head = Some(decided.unwrap_or(false)),
@@ -1261,6 +1241,30 @@ impl<R: Runtime> HttpEngine<R> {
                     cx.waker().wake_by_ref();
                 }
             }
+        }
+    }
+
+    /// Keeps `resp`, the reply of stream `id`, waiting in the engine, unless its client went
+    /// away: then the stream is closed.
+    fn wait_or_close(
+        &mut self,
+        cx: &mut Context<'_>,
+        now: Instant,
+        mut reply: Reply,
+        resp: http::Response<HttpBody>,
+        id: StreamId,
+    ) {
+        if reply.poll_canceled(cx).is_ready() {
+            if let HttpBody::Stream(mut s) = resp.into_body() {
+                s.done = true;
+            }
+            self.streams.remove(&id);
+            self.stream_closed(now, id);
+            // What the endpoint made of it (a stateless request's session ended: its handler
+            // is cancelled) is taken on the next turn.
+            cx.waker().wake_by_ref();
+        } else {
+            self.held.push((reply, resp));
         }
     }
 

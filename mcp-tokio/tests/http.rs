@@ -113,20 +113,32 @@ async fn post(port: u16, headers: &[(&str, &str)], body: &str) -> Reply {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn initialize_notify_call_and_origin() {
+/// Serves `server` with the endpoint `config` makes of its default on a port of its own.
+async fn start(server: &Server, config: impl FnOnce(EndpointConfig) -> EndpointConfig) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let server = server();
-    let config =
-        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into());
+    let config = config(
+        EndpointConfig::new(server.config().clone()).bound_to(std::net::Ipv4Addr::LOCALHOST.into()),
+    );
     tokio::spawn(mcp_tokio::serve_http(
         mcp_tokio::TokioRuntime::current(),
         server.clone(),
         listener,
         config,
     ));
+    port
+}
 
+/// The headers of a request in session `sid`.
+fn in_session(sid: &str) -> [(&'static str, &str); 2] {
+    [
+        ("MCP-Session-Id", sid),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ]
+}
+
+/// Opens a session of protocol version 2025-06-18 (`initialize`, then `initialized`): its id.
+async fn open_session(port: u16) -> String {
     let init = post(
         port,
         &[],
@@ -134,27 +146,31 @@ async fn initialize_notify_call_and_origin() {
     )
     .await;
     assert_eq!(init.status, 200, "{}", init.body);
-    let sid = init
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned();
     assert!(
         init.body.contains(r#""protocolVersion":"2025-06-18""#),
         "{}",
         init.body
     );
-
-    let session = [
-        ("MCP-Session-Id", sid.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
+    let sid = init
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
     let initialized = post(
         port,
-        &session,
+        &in_session(&sid),
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     )
     .await;
     assert_eq!(initialized.status, 202);
+    sid
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_notify_call_and_origin() {
+    let server = server();
+    let port = start(&server, |c| c).await;
+    let sid = open_session(port).await;
+    let session = in_session(&sid);
 
     let call = post(
         port,
@@ -215,8 +231,6 @@ async fn initialize_notify_call_and_origin() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_replies_leave_whole_with_their_length() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
     let object = || schema_of(serde_json::json!({"type": "object"}));
     let server = Server::builder("http-test", "1.0")
         .tool(
@@ -232,37 +246,12 @@ async fn json_replies_leave_whole_with_their_length() {
             },
         )
         .build();
-    let config = EndpointConfig::new(server.config().clone())
-        .bound_to(std::net::Ipv4Addr::LOCALHOST.into())
-        .response_mode(mcp_proto::http::ResponseMode::Json);
-    tokio::spawn(mcp_tokio::serve_http(
-        mcp_tokio::TokioRuntime::current(),
-        server.clone(),
-        listener,
-        config,
-    ));
-    let init = post(
-        port,
-        &[],
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
-    )
+    let port = start(&server, |c| {
+        c.response_mode(mcp_proto::http::ResponseMode::Json)
+    })
     .await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let sid = init
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_owned();
-    let session = [
-        ("MCP-Session-Id", sid.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
-    let initialized = post(
-        port,
-        &session,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    )
-    .await;
-    assert_eq!(initialized.status, 202);
+    let sid = open_session(port).await;
+    let session = in_session(&sid);
     let call = |id: u32, tool: &str, text: &str| {
         format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"{text}"}}}}}}"#
