@@ -1123,9 +1123,10 @@ impl Endpoint {
     fn prime(&mut self, conn: StreamId, l: u64) {
         let retry = self.config.sse_retry.map(Duration::as_millis);
         if let Some(c) = self.conns.get_mut(&conn) {
-            let mut id = String::new();
-            let _ = write!(id, "{l}-0");
-            sse::encode_priming(&mut c.queue, &id, retry);
+            // Room for a small answer after the priming event: the queue grows once.
+            c.queue.reserve(256);
+            let mut buf = [0; EVENT_ID_MAX];
+            sse::encode_priming(&mut c.queue, event_id(&mut buf, l, 0), retry);
         }
     }
 
@@ -2380,11 +2381,39 @@ const HAND_OVER: usize = 16 * 1024;
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
     // A message is serialised JSON (UTF-8): encoded from its bytes, with no text conversion.
     out.reserve(data.len() + 64);
-    let mut idbuf = String::new();
-    if let Some((l, seq)) = id {
-        let _ = write!(idbuf, "{l}-{seq}");
+    let mut buf = [0; EVENT_ID_MAX];
+    let id = id.map(|(l, seq)| event_id(&mut buf, l, seq));
+    sse::encode_event_bytes(out, Some("message"), id, data);
+}
+
+/// The longest SSE event id this endpoint writes: two `u64`s and a dash.
+const EVENT_ID_MAX: usize = 41;
+
+/// The event id `<l>-<seq>` (stream, then sequence number), written into the end of `buf`.
+fn event_id(buf: &mut [u8; EVENT_ID_MAX], l: u64, seq: u64) -> &str {
+    /// Writes `n` in decimal before `at`, moving `at` back.
+    fn put(buf: &mut [u8], at: &mut usize, mut n: u64) {
+        loop {
+            *at -= 1;
+            // `n % 10 < 10`: the cast is lossless. 20 digits fit on either side of the dash.
+            if let Some(b) = buf.get_mut(*at) {
+                *b = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
     }
-    sse::encode_event_bytes(out, Some("message"), id.map(|_| idbuf.as_str()), data);
+    let mut at = EVENT_ID_MAX;
+    put(buf, &mut at, seq);
+    at -= 1;
+    if let Some(b) = buf.get_mut(at) {
+        *b = b'-';
+    }
+    put(buf, &mut at, l);
+    // Digits and a dash: ASCII.
+    core::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default()
 }
 
 /// The JSON body of a POST: nothing, one message, or an array of them.
@@ -2473,4 +2502,20 @@ fn rpc_error(
     let mut body = Vec::with_capacity(64 + message.len());
     jsonrpc::write_error(&mut body, id, code, message, None);
     json_reply(status, Body::Full(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_written_without_allocating() {
+        let mut buf = [0; EVENT_ID_MAX];
+        assert_eq!(event_id(&mut buf, 0, 0), "0-0");
+        assert_eq!(event_id(&mut buf, 12, 345), "12-345");
+        assert_eq!(
+            event_id(&mut buf, u64::MAX, u64::MAX),
+            format!("{}-{}", u64::MAX, u64::MAX)
+        );
+    }
 }
