@@ -21,6 +21,8 @@ use serde_json::value::RawValue;
 const LARGE: usize = 32 * 1024;
 /// ...and one this small switches it back to the direct path.
 const SMALL: usize = 8 * 1024;
+/// The most room made ahead for a value: one larger grows from there.
+const ROOM_MAX: usize = 1024 * 1024;
 
 std::thread_local! {
     /// The size of this thread's last large value; 0 after a small one.
@@ -50,8 +52,10 @@ pub(crate) fn to_raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawV
         return Ok(raw);
     }
     // Room for the last large value's size and a little more: a value that grew a little since
-    // grows no buffer.
-    let mut buf = Vec::with_capacity(last + last / 16 + 256);
+    // grows no buffer. (Not for more than `ROOM_MAX`: after a huge value, the next may be
+    // small.)
+    let room = last.min(ROOM_MAX);
+    let mut buf = Vec::with_capacity(room + room / 16 + 256);
     // The fast writer, and `serde_json` for what it leaves (the same text either way).
     let written = writer::write(&mut buf, value).or_else(|_| {
         buf.clear();
