@@ -71,8 +71,8 @@ impl std::fmt::Debug for HttpBody {
 pub struct SseStream {
     /// The endpoint's stream; `None` for a body fed from the cluster's event log.
     id: Option<StreamId>,
-    /// `None` while the reply waits in the engine for its head: its channel is made when it
-    /// leaves as a stream (a reply that ends first leaves as a complete body, with none).
+    /// `None` while the reply is in the engine: its channel is made when it leaves as a
+    /// stream (a reply that ends first leaves as a complete body, with none).
     rx: Option<mpsc::Receiver<Vec<u8>>>,
     engine: Option<UnboundedSender<StreamId>>,
     done: bool,
@@ -439,7 +439,7 @@ pub struct HttpEngine<R: Runtime> {
     /// status, or SSE), and whether each turned out SSE once it had data.
     held: Vec<(Reply, http::Response<HttpBody>)>,
     heads: IdMap<StreamId, bool>,
-    /// The chunks of held replies whose streams ended before the replies left (taken by
+    /// The chunks of replies whose streams ended while the replies were in the engine (taken by
     /// `flush_deferred` the same turn).
     ended: IdMap<StreamId, Vec<Vec<u8>>>,
     /// The streams whose `want` flag is set, each once.
