@@ -385,13 +385,6 @@ impl Core for EndpointSession<'_> {
     }
 }
 
-/// Whether a reply's head says JSON.
-fn is_json(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
-}
-
 struct StreamSlot {
     /// The channel to its reply's body; `None` while the reply is in the engine (until the end
     /// of its turn, or longer when its head waits or it is JSON): chunks then wait in `early`,
@@ -1149,7 +1142,7 @@ impl<R: Runtime> HttpEngine<R> {
                 ..
             }) = resp.body()
                 && held.is_none()
-                && is_json(resp.headers())
+                && mcp_proto::http::is_json(resp.headers())
                 && self
                     .streams
                     .get(id)

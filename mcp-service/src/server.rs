@@ -1487,11 +1487,13 @@ fn peek_call(params: &str) -> Option<CallPeek<'_>> {
     })
 }
 
+/// JSON's whitespace.
+fn is_ws(c: &u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while b
-        .get(i)
-        .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
-    {
+    while b.get(i).is_some_and(is_ws) {
         i += 1;
     }
     i
@@ -1539,7 +1541,7 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
             let mut j = i;
             while b
                 .get(j)
-                .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .is_some_and(|c| !is_ws(c) && !matches!(c, b',' | b'}' | b']'))
             {
                 j += 1;
             }
@@ -1557,9 +1559,8 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 /// before the colon before it.
 fn trailing_name(params: &str) -> Option<std::borrow::Cow<'_, str>> {
     let b = params.as_bytes();
-    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
     let before = |mut end: usize| {
-        while end > 0 && b.get(end - 1).is_some_and(ws) {
+        while end > 0 && b.get(end - 1).is_some_and(is_ws) {
             end -= 1;
         }
         end

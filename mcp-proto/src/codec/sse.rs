@@ -472,6 +472,29 @@ pub fn encode_retry(out: &mut Vec<u8>, millis: u64) {
 /// data that only sets the last event ID (clients skip it as a message).
 pub fn encode_priming(out: &mut Vec<u8>, id: &str, retry: Option<u64>) {
     write_field(out, b"id", id.as_bytes());
+    priming_rest(out, retry);
+}
+
+/// [`encode_priming`] with the id `<a>-<b>` (see [`write_pair_id`]).
+#[cfg(feature = "http")]
+pub(crate) fn encode_priming_pair(out: &mut Vec<u8>, (a, b): (u64, u64), retry: Option<u64>) {
+    write_pair_id(out, a, b);
+    priming_rest(out, retry);
+}
+
+/// The `id` field `<a>-<b>` of two numbers (the Streamable HTTP endpoint's stream and sequence
+/// number), written as [`write_field`] writes it, with no text formatted on the way.
+#[cfg(feature = "http")]
+pub(crate) fn write_pair_id(out: &mut Vec<u8>, a: u64, b: u64) {
+    out.extend_from_slice(b"id: ");
+    write_u64(out, a);
+    out.push(b'-');
+    write_u64(out, b);
+    out.push(b'\n');
+}
+
+/// What follows a priming event's id: its `retry` line, when given, and its empty data.
+fn priming_rest(out: &mut Vec<u8>, retry: Option<u64>) {
     if let Some(millis) = retry {
         out.extend_from_slice(b"retry: ");
         write_u64(out, millis);

@@ -1125,8 +1125,7 @@ impl Endpoint {
         if let Some(c) = self.conns.get_mut(&conn) {
             // Room for a small answer after the priming event: the queue grows once.
             c.queue.reserve(256);
-            let mut buf = [0; EVENT_ID_MAX];
-            sse::encode_priming(&mut c.queue, event_id(&mut buf, l, 0), retry);
+            sse::encode_priming_pair(&mut c.queue, (l, 0), retry);
         }
     }
 
@@ -2373,47 +2372,19 @@ const ASSUMED_CLIENT_CAPABILITIES: &str =
 const REQUESTS_NEED_SSE: &str =
     "a server-to-client request needs an SSE stream to reach the client";
 
-/// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 /// A JSON reply's message this large moves out of the endpoint's scratch buffer instead of
 /// being copied from it.
 const HAND_OVER: usize = 16 * 1024;
 
+/// Appends one message as an SSE event, with the id `<l>-<seq>` when resumable.
 fn encode_message(out: &mut Vec<u8>, id: Option<(u64, u64)>, data: &[u8]) {
     // A message is serialised JSON (UTF-8): encoded from its bytes, with no text conversion.
     out.reserve(data.len() + 64);
-    let mut buf = [0; EVENT_ID_MAX];
-    let id = id.map(|(l, seq)| event_id(&mut buf, l, seq));
-    sse::encode_event_bytes(out, Some("message"), id, data);
-}
-
-/// The longest SSE event id this endpoint writes: two `u64`s and a dash.
-const EVENT_ID_MAX: usize = 41;
-
-/// The event id `<l>-<seq>` (stream, then sequence number), written into the end of `buf`.
-fn event_id(buf: &mut [u8; EVENT_ID_MAX], l: u64, seq: u64) -> &str {
-    /// Writes `n` in decimal before `at`, moving `at` back.
-    fn put(buf: &mut [u8], at: &mut usize, mut n: u64) {
-        loop {
-            *at -= 1;
-            // `n % 10 < 10`: the cast is lossless. 20 digits fit on either side of the dash.
-            if let Some(b) = buf.get_mut(*at) {
-                *b = b'0' + (n % 10) as u8;
-            }
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+    // The id comes first, as `encode_event_bytes` would write it.
+    if let Some((l, seq)) = id {
+        sse::write_pair_id(out, l, seq);
     }
-    let mut at = EVENT_ID_MAX;
-    put(buf, &mut at, seq);
-    at -= 1;
-    if let Some(b) = buf.get_mut(at) {
-        *b = b'-';
-    }
-    put(buf, &mut at, l);
-    // Digits and a dash: ASCII.
-    core::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default()
+    sse::encode_event_bytes(out, Some("message"), None, data);
 }
 
 /// The JSON body of a POST: nothing, one message, or an array of them.
@@ -2509,13 +2480,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn event_ids_are_written_without_allocating() {
-        let mut buf = [0; EVENT_ID_MAX];
-        assert_eq!(event_id(&mut buf, 0, 0), "0-0");
-        assert_eq!(event_id(&mut buf, 12, 345), "12-345");
-        assert_eq!(
-            event_id(&mut buf, u64::MAX, u64::MAX),
-            format!("{}-{}", u64::MAX, u64::MAX)
-        );
+    fn event_ids_are_written_as_their_text_would_be() {
+        for (l, seq) in [(0, 0), (12, 345), (u64::MAX, u64::MAX)] {
+            let id = format!("{l}-{seq}");
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            encode_message(&mut ours, Some((l, seq)), b"{}");
+            sse::encode_event_bytes(&mut theirs, Some("message"), Some(&id), b"{}");
+            assert_eq!(ours, theirs, "{id}");
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            sse::encode_priming_pair(&mut ours, (l, seq), Some(3000));
+            sse::encode_priming(&mut theirs, &id, Some(3000));
+            assert_eq!(ours, theirs, "{id}");
+        }
     }
 }

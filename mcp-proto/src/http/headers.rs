@@ -61,7 +61,15 @@ fn media_range_allows(range: &str, ty: &str, sub: &str) -> bool {
 }
 
 /// Whether `Content-Type` is `application/json` (parameters such as `charset` allowed).
-pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+///
+/// ```
+/// let mut h = http::HeaderMap::new();
+/// h.insert(http::header::CONTENT_TYPE, "application/json; charset=utf-8".parse().unwrap());
+/// assert!(mcp_proto::http::is_json(&h));
+/// h.insert(http::header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+/// assert!(!mcp_proto::http::is_json(&h));
+/// ```
+pub fn is_json(headers: &HeaderMap) -> bool {
     single(headers, &header::CONTENT_TYPE).is_some_and(|v| {
         v.split(';')
             .next()

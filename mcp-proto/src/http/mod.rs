@@ -102,7 +102,7 @@ pub use endpoint::{
 };
 pub use event_store::{EventStore, MemoryEventStore};
 pub use headers::{
-    LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, last_event_id, request_instance,
+    LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, is_json, last_event_id, request_instance,
     stream_instance, stream_is_standalone,
 };
 pub use reply::{Body, StreamId, StreamPoll};
