@@ -51,6 +51,8 @@ if ! { [ -x "$bindgen" ] && "$bindgen" --version | grep -q " $version\$"; }; the
         --target-dir "$target/tools/build" ||
         cargo install -q wasm-bindgen-cli --version "$version" --root "$tools" \
             --target-dir "$target/tools/build"
+    # (Its build is not needed again: the installed binary is kept.)
+    rm -rf "$target/tools/build"
 fi
 
 echo "== building the module"
