@@ -739,6 +739,52 @@ fn second_standalone_stream_gets_409_and_duplicate_ids_400() {
 }
 
 #[test]
+fn a_deleted_session_answers_its_unanswered_json_requests_with_an_error() {
+    let mut h = H::new(config().response_mode(ResponseMode::Json));
+    let r = h.post(None, &init_body("2025-03-26"));
+    let sid = header(&r, "mcp-session-id").unwrap();
+    let b = || {
+        post_builder()
+            .header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", "2025-03-26")
+    };
+    assert_eq!(h.request(parts(b()), INITIALIZED).status(), 202);
+    let batch = format!("[{},{},{}]", tools_list(3), tools_list(1), tools_list(2));
+    let batched = stream(&h.request(parts(b()), &batch));
+    let single = stream(&h.request(parts(b()), &tools_list(4)));
+    // (The session holds a batch's answers until the batch is answered whole: the one answer
+    // given goes with the session.)
+    for (session, id, ..) in h.take_requests() {
+        if id == RequestId::Number(1) {
+            h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
+                .unwrap();
+        }
+    }
+    assert_eq!(h.pull(batched), (Vec::new(), false), "two are unanswered");
+    assert_eq!(h.pull(single), (Vec::new(), false));
+    let del = http::Request::delete("/mcp")
+        .header("host", "localhost")
+        .header("mcp-session-id", sid.as_str());
+    assert_eq!(h.request(parts(del), "").status(), StatusCode::NO_CONTENT);
+
+    let (bytes, closed) = h.pull(batched);
+    assert!(closed);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    let arr = v.as_array().unwrap();
+    assert_eq!(arr.len(), 3, "{v}");
+    for (m, id) in arr.iter().zip([1, 2, 3]) {
+        assert_eq!(m["id"], id, "the unanswered in the order of their ids: {v}");
+        assert_eq!(m["error"]["message"], "the session ended before answering");
+    }
+    let (bytes, closed) = h.pull(single);
+    assert!(closed);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["id"], 4);
+    assert_eq!(v["error"]["message"], "the session ended before answering");
+    assert_eq!(h.ep.stats().open_streams, 0);
+}
+
+#[test]
 fn delete_ends_the_session() {
     let mut h = H::new(config());
     let sid = h.open();

@@ -182,7 +182,9 @@ enum Kind {
         /// A 2026-07-28 POST whose reply is JSON unless something related to its request
         /// goes out before the answer: then it becomes an SSE stream (see [`DeferredHead`]).
         lazy: bool,
-        outstanding: BTreeSet<RequestId>,
+        /// How many of its requests are unanswered (their ids are the session's `routes`
+        /// to this stream: a count here costs no allocation per POST).
+        unanswered: usize,
         /// JSON mode: the messages of the body.
         parts: Vec<Vec<u8>>,
     },
@@ -306,11 +308,11 @@ impl Entry {
     fn take_route(&mut self, id: &RequestId) -> Option<u64> {
         let l = self.routes.remove(id)?;
         if let Some(Logical {
-            kind: Kind::Post { outstanding, .. },
+            kind: Kind::Post { unanswered, .. },
             ..
         }) = self.streams.get_mut(&l)
         {
-            outstanding.remove(id);
+            *unanswered = unanswered.saturating_sub(1);
         }
         Some(l)
     }
@@ -1091,7 +1093,7 @@ impl Endpoint {
                 kind: Kind::Post {
                     json,
                     lazy,
-                    outstanding: c.requests.iter().cloned().collect(),
+                    unanswered: c.requests.len(),
                     parts: Vec::new(),
                 },
                 next_seq: 1,
@@ -1777,7 +1779,7 @@ impl Endpoint {
             while let Some(l) = entry
                 .streams
                 .iter()
-                .find(|(_, s)| matches!(&s.kind, Kind::Post { outstanding, .. } if outstanding.is_empty()))
+                .find(|(_, s)| matches!(s.kind, Kind::Post { unanswered: 0, .. }))
                 .map(|(l, _)| *l)
             {
                 self.finish_logical(&mut entry, l, now, false);
@@ -2133,13 +2135,18 @@ impl Endpoint {
         }
         if let Kind::Post {
             json: true,
-            outstanding,
             mut parts,
             ..
         } = s.kind
         {
             if ending {
-                for rid in &outstanding {
+                // (In the order of their ids, the routes' order.)
+                for rid in entry
+                    .routes
+                    .iter()
+                    .filter(|(_, r)| **r == l)
+                    .map(|(id, _)| id)
+                {
                     let mut e = Vec::new();
                     jsonrpc::write_error(
                         &mut e,
