@@ -1039,6 +1039,46 @@ fn eviction_is_reported_as_a_replay_gap() {
 // ------------------------------------------------------------------ expiry
 
 #[test]
+fn idle_sessions_keep_their_room_for_a_second_and_at_most_1024_of_them() {
+    let mut h = H::new(config());
+    let a = h.open();
+    assert_eq!(h.ep.stats().warm_sessions, 1, "idle after its handshake");
+    // A call makes it busy, then idle again: still one warm session.
+    let s = stream(&h.post(Some(&a), &tools_list(1)));
+    assert_eq!(h.ep.stats().warm_sessions, 0, "busy");
+    for (session, id, ..) in h.take_requests() {
+        h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
+            .unwrap();
+    }
+    let _ = h.pull(s);
+    assert_eq!(h.ep.stats().warm_sessions, 1);
+    // Idle for a second: shed when the endpoint next settles a session.
+    h.advance(Duration::from_millis(1500));
+    let b = h.open();
+    assert_eq!(h.ep.stats().warm_sessions, 1, "only the new one");
+    // Never more than 1024, however fast sessions come.
+    for _ in 0..1100 {
+        h.open();
+    }
+    let st = h.ep.stats();
+    assert_eq!((st.sessions, st.warm_sessions), (1102, 1024), "{st:?}");
+    // A shed session serves its next request as before.
+    for sid in [&a, &b] {
+        let s = stream(&h.post(Some(sid), &tools_list(2)));
+        for (session, id, ..) in h.take_requests() {
+            h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
+                .unwrap();
+        }
+        let (bytes, closed) = h.pull(s);
+        assert!(closed);
+        assert_eq!(
+            messages(&sse(&bytes)),
+            [json!({"jsonrpc":"2.0","id":2,"result":{"tools":[]}})]
+        );
+    }
+}
+
+#[test]
 fn idle_sessions_expire_and_free_their_memory() {
     let idle = Duration::from_secs(60);
     let mut h = H::new(

@@ -164,6 +164,9 @@ pub struct Stats {
     /// Keep-alive comments written on silent listen streams
     /// ([`listen_keep_alive`](super::EndpointConfig::listen_keep_alive)).
     pub keep_alives_sent: u64,
+    /// Idle sessions keeping the room of their tables for their next request: at most 1024,
+    /// each for about a second of idleness, after which it gives the room back.
+    pub warm_sessions: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,6 +269,8 @@ struct Entry {
     standalone: Option<u64>,
     /// The stream each in-flight inbound request was posted on.
     routes: BTreeMap<RequestId, u64>,
+    /// It is in [`Endpoint::warm`] (idle and not yet shed, or gone busy since).
+    warm: bool,
     /// The server-to-client requests of a stateless session still unanswered (its keys in
     /// [`Endpoint::awaiting`]).
     asked: Vec<i64>,
@@ -297,6 +302,7 @@ impl Entry {
             next_logical: 1,
             standalone: None,
             routes: BTreeMap::new(),
+            warm: false,
             asked: Vec::new(),
             last_activity: now,
             timer: None,
@@ -333,9 +339,9 @@ impl Entry {
             && !self.attached()
     }
 
-    /// Gives back the room of its empty tables and queues, its session's included: it just
-    /// became idle, and may stay so (10 000 idle sessions cost their entries, not the room of
-    /// their first requests).
+    /// Gives back the room of its empty tables and queues, its session's included: it is idle,
+    /// and may stay so (10 000 idle sessions cost their entries, not the room of their first
+    /// requests). See [`WARM_MAX`] for when.
     fn shed(&mut self) {
         self.session.shed();
         if self.streams.is_empty() {
@@ -346,6 +352,9 @@ impl Entry {
         }
         if self.stored.is_empty() {
             self.stored = VecDeque::new();
+        }
+        if let Some(store) = self.store.as_mut() {
+            store.shed();
         }
         if self.asked.is_empty() {
             self.asked = Vec::new();
@@ -423,7 +432,21 @@ pub struct Endpoint {
     /// The server-to-client requests of stateless sessions still unanswered, by id: where the
     /// client's answer, which comes on a POST of its own, is taken.
     awaiting: BTreeMap<i64, SessionId>,
+    /// Idle sessions keeping the room of their tables for their next request, oldest first,
+    /// with the time from which they may be shed (see [`WARM_MAX`]).
+    warm: VecDeque<(Instant, SessionId)>,
 }
+
+/// How many idle sessions keep the room of their tables (a few hundred bytes to a few KiB
+/// each) for their next request, and for how long at least: a session that became idle is
+/// shed ([`Entry::shed`]) once it stayed idle for [`WARM_FOR`] or when more than this many
+/// are warm, the longest idle first. A busy session's next request then allocates nothing
+/// for its tables (five allocations a request were a session's going empty and back), and
+/// 10 000 idle sessions still cost their entries alone.
+const WARM_MAX: usize = 1024;
+
+/// See [`WARM_MAX`].
+const WARM_FOR: Duration = Duration::from_secs(1);
 
 impl core::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -460,6 +483,7 @@ impl Endpoint {
             stored_events: 0,
             stored_bytes: 0,
             awaiting: BTreeMap::new(),
+            warm: VecDeque::new(),
         }
     }
 
@@ -1732,6 +1756,7 @@ impl Endpoint {
         s.open_streams = self.conns.len();
         s.queued_bytes = self.conns.values().map(|c| c.queue.len()).sum();
         for e in self.sessions.values() {
+            s.warm_sessions += usize::from(e.warm && e.idle_key.is_some());
             s.logical_streams += e.streams.len();
             s.routed_requests += e.routes.len();
             if let Some(store) = &e.store {
@@ -1837,11 +1862,40 @@ impl Endpoint {
         };
         if entry.idle_key != idle {
             self.move_idle(sid, &mut entry, idle);
-            if idle.is_some() {
-                entry.shed();
+            if idle.is_some() && !entry.warm {
+                entry.warm = true;
+                self.warm.push_back((now + WARM_FOR, sid));
             }
         }
         self.sessions.insert(sid, entry);
+        self.cool(now);
+    }
+
+    /// Sheds the warm sessions idle for [`WARM_FOR`], and the longest idle beyond
+    /// [`WARM_MAX`].
+    fn cool(&mut self, now: Instant) {
+        while let Some(&(at, sid)) = self.warm.front() {
+            let over = self.warm.len() > WARM_MAX;
+            if at > now && !over {
+                break;
+            }
+            self.warm.pop_front();
+            let Some(entry) = self.sessions.get_mut(&sid) else {
+                continue; // ended
+            };
+            entry.warm = false;
+            if entry.idle_key.is_none() {
+                continue; // busy: warm again when it is next idle
+            }
+            let until = entry.last_activity + WARM_FOR;
+            if until > now && !over {
+                // Busy and idle again since it was queued: its time starts again.
+                entry.warm = true;
+                self.warm.push_back((until, sid));
+                continue;
+            }
+            entry.shed();
+        }
     }
 
     /// Files `entry` (session `sid`) under `key` in the tables of evictable sessions (none:

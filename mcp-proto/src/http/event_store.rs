@@ -37,6 +37,10 @@ pub trait EventStore: Send {
         let _ = stream;
     }
 
+    /// Its session has been idle for a while: the store may give back room it keeps for
+    /// events it no longer holds (the memory store does). The default does nothing.
+    fn shed(&mut self) {}
+
     /// Number of events retained.
     fn len(&self) -> usize;
 
@@ -132,8 +136,10 @@ impl EventStore for MemoryEventStore {
             keep
         });
         self.bytes = self.bytes.saturating_sub(freed);
+    }
+
+    fn shed(&mut self) {
         if self.events.is_empty() {
-            // An idle session keeps no room for events it no longer has.
             self.events = VecDeque::new();
         }
     }

@@ -554,6 +554,9 @@ impl EventStore for LoggedStore {
         // Here only: the log keeps the stream for a resumption elsewhere, within its limits.
         self.inner.forget(stream);
     }
+    fn shed(&mut self) {
+        self.inner.shed();
+    }
     fn len(&self) -> usize {
         self.inner.len()
     }
