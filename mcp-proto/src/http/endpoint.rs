@@ -374,11 +374,45 @@ impl Entry {
 /// What a POST body holds.
 #[derive(Default)]
 struct Classified {
-    requests: Vec<RequestId>,
+    requests: Ids,
     initialize: bool,
     batch: bool,
     /// Something in it gets a JSON-RPC answer (a request, or an invalid request in a batch).
     answerable: bool,
+}
+
+/// The ids of a POST's requests: one is held without an allocation (the common case).
+#[derive(Default)]
+enum Ids {
+    #[default]
+    None,
+    One(RequestId),
+    Many(Vec<RequestId>),
+}
+
+impl Ids {
+    fn push(&mut self, id: RequestId) {
+        *self = match core::mem::take(self) {
+            Ids::None => Ids::One(id),
+            Ids::One(first) => Ids::Many(alloc::vec![first, id]),
+            Ids::Many(mut v) => {
+                v.push(id);
+                Ids::Many(v)
+            }
+        };
+    }
+}
+
+impl core::ops::Deref for Ids {
+    type Target = [RequestId];
+
+    fn deref(&self) -> &[RequestId] {
+        match self {
+            Ids::None => &[],
+            Ids::One(id) => core::slice::from_ref(id),
+            Ids::Many(v) => v,
+        }
+    }
 }
 
 /// The Streamable HTTP endpoint (legacy form: 2025-03-26, 2025-06-18, 2025-11-25).
@@ -1104,7 +1138,7 @@ impl Endpoint {
     ) -> (u64, StreamId) {
         let l = entry.next_logical;
         entry.next_logical += 1;
-        for id in &c.requests {
+        for id in c.requests.iter() {
             entry.routes.insert(id.clone(), l);
         }
         let conn = self.new_conn(sid, l, !json);
@@ -2350,7 +2384,7 @@ fn classify(parsed: &Parsed<'_>) -> Result<Classified, Refusal> {
             }
             // One pass over an ordered set, not each id against every earlier one: a batch
             // of n ids costs n log n, whatever it holds.
-            if let Some(id) = crate::id::first_repeated(&c.requests) {
+            if let Some(id) = crate::id::first_repeated(c.requests.iter()) {
                 return Err(Refusal::new(
                     StatusCode::BAD_REQUEST,
                     -32600,

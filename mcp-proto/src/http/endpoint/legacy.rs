@@ -150,7 +150,7 @@ impl Endpoint {
         entry.last_activity = now;
         let stream = entry.standalone;
         if let Some(l) = stream {
-            for id in &c.requests {
+            for id in c.requests.iter() {
                 entry.routes.insert(id.clone(), l);
             }
         }
