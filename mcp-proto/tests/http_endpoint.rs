@@ -10,8 +10,8 @@ use http::request::Parts;
 use http::{Response, StatusCode};
 use mcp_proto::codec::sse::{SseDecoder, SseEvent};
 use mcp_proto::http::{
-    AllowList, Body, Endpoint, EndpointConfig, ResponseMode, SessionEvent, SessionId, StreamId,
-    StreamPoll,
+    AllowList, Body, Endpoint, EndpointConfig, EventStore, MemoryEventStore, ResponseMode,
+    SessionEvent, SessionId, StreamId, StreamPoll,
 };
 use mcp_proto::session::{Config, Event, RequestOptions};
 use mcp_proto::{Duration, ErrorKind, Instant, ProtocolVersion, RequestId};
@@ -977,6 +977,108 @@ fn resuming_a_live_post_stream_takes_it_over() {
 }
 
 #[test]
+fn an_answer_its_body_did_not_deliver_is_stored_for_a_resumption() {
+    let mut h = H::new(config());
+    let sid = h.open();
+    let answer = |h: &mut H| {
+        let (session, id, ..) = h.take_requests().remove(0);
+        h.ep.respond(
+            h.now,
+            session,
+            &id,
+            raw(r#"{"tools":[{"name":"multi\nline"}]}"#),
+        )
+        .unwrap();
+    };
+    let replayed = |h: &mut H, last: &str| {
+        let r = h.get(&sid, Some(last));
+        assert_eq!(r.status(), 200);
+        let events = sse(full(&r));
+        (
+            ids(&events)
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
+            messages(&events),
+        )
+    };
+    let expected =
+        |id: i64| json!({"jsonrpc":"2.0","id":id,"result":{"tools":[{"name":"multi\nline"}]}});
+
+    // The client goes away before its answer is pulled: the answer goes to the store, and a
+    // resumption gets it, as it was.
+    let ps = stream(&h.post(Some(&sid), &tools_list(4)));
+    answer(&mut h);
+    assert_eq!(h.ep.stats().stored_events, 0);
+    h.ep.stream_closed(h.now, ps);
+    assert_eq!(h.ep.stats().stored_events, 1);
+    assert_eq!(
+        replayed(&mut h, "2-0"),
+        (vec!["2-1".to_string()], vec![expected(4)])
+    );
+
+    // The client resumes while its first connection still holds the answer unpulled.
+    let ps = stream(&h.post(Some(&sid), &tools_list(5)));
+    answer(&mut h);
+    assert_eq!(
+        replayed(&mut h, "3-0"),
+        (vec!["3-1".to_string()], vec![expected(5)])
+    );
+    // (The first connection still ends with what it held.)
+    let (bytes, closed) = h.pull(ps);
+    assert!(closed);
+    assert_eq!(messages(&sse(&bytes)), [expected(5)]);
+
+    // The server ends the connection from its side before it was pulled.
+    let ps = stream(&h.post(Some(&sid), &tools_list(6)));
+    answer(&mut h);
+    h.ep.close_stream(h.now, ps);
+    assert_eq!(
+        replayed(&mut h, "4-0"),
+        (vec!["4-1".to_string()], vec![expected(6)])
+    );
+}
+
+#[test]
+fn a_store_that_keeps_delivered_streams_gets_every_answer_at_once() {
+    /// The memory store, but keeping what it is told to forget (the default).
+    struct Keeping(MemoryEventStore);
+    impl EventStore for Keeping {
+        fn store(&mut self, stream: u64, seq: u64, data: &[u8]) {
+            self.0.store(stream, seq, data)
+        }
+        fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8])) {
+            self.0.replay(stream, after, each)
+        }
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn bytes(&self) -> usize {
+            self.0.bytes()
+        }
+    }
+    let mut h = H::new(config().event_store(std::sync::Arc::new(|_| {
+        Box::new(Keeping(MemoryEventStore::new(100, 1 << 20))) as Box<dyn EventStore>
+    })));
+    let sid = h.open();
+    let before = h.ep.stats().stored_events; // (the initialize answer, kept)
+    let ps = stream(&h.post(Some(&sid), &tools_list(4)));
+    let (session, id, ..) = h.take_requests().remove(0);
+    h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
+        .unwrap();
+    assert_eq!(
+        h.ep.stats().stored_events,
+        before + 1,
+        "stored as it went out"
+    );
+    let (_, closed) = h.pull(ps);
+    assert!(closed);
+    assert_eq!(h.ep.stats().stored_events, before + 1, "and kept");
+    let r = h.get(&sid, Some("2-0"));
+    assert_eq!(ids(&sse(full(&r))), ["2-1"]);
+}
+
+#[test]
 fn a_post_stream_pulled_to_its_end_is_forgotten_by_the_store() {
     let mut h = H::new(config());
     let sid = h.open();
@@ -989,19 +1091,16 @@ fn a_post_stream_pulled_to_its_end_is_forgotten_by_the_store() {
     let (session, id, ..) = h.take_requests().remove(0);
     h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
         .unwrap();
-    // Answered but not yet pulled: still resumable.
-    assert_eq!(h.ep.stats().stored_events, 1, "the answer");
+    // Answered but not yet pulled: the answer that ends the stream waits in its body, not in
+    // the store (see the next test for when it does not get pulled).
+    assert_eq!(h.ep.stats().stored_events, 0, "the answer");
     let mut out = Vec::new();
     assert!(matches!(
         h.ep.poll_stream(ps, &mut out),
         StreamPoll::Data(_)
     ));
     assert_eq!(ids(&sse(&out)), ["2-0", "2-1"]);
-    assert_eq!(
-        h.ep.stats().stored_events,
-        1,
-        "pulled, but the body has not ended"
-    );
+    assert_eq!(h.ep.stats().stored_events, 0);
     assert_eq!(h.ep.poll_stream(ps, &mut out), StreamPoll::Closed);
     let st = h.ep.stats();
     assert_eq!((st.stored_events, st.stored_bytes), (0, 0), "{st:?}");

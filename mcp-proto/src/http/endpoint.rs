@@ -238,6 +238,10 @@ struct Conn {
     /// The POST stream it carried to its end (its answer included): once the driver has
     /// pulled everything, the event store is told to forget it ([`EventStore::forget`]).
     delivered: Option<u64>,
+    /// The answer that ends its stream, kept out of the event store while it waits in
+    /// `queue` (see [`EventStore::forgets_delivered`]): its stream, sequence number and where
+    /// its event starts in `queue`. Stored ([`Endpoint::stash`]) if the driver does not pull it.
+    unstored: Option<(u64, u64, usize)>,
 }
 
 struct Entry {
@@ -1174,6 +1178,7 @@ impl Endpoint {
                 waiting: false,
                 sse,
                 delivered: None,
+                unstored: None,
             },
         );
         id
@@ -1314,6 +1319,23 @@ impl Endpoint {
                 None,
             );
         };
+        // The answer of a finished stream `l` may wait unpulled on the connection that carried
+        // it: the store gets it first (that connection's client is not reading it).
+        let waiting: Vec<StreamId> = if entry.streams.contains_key(&l) {
+            Vec::new()
+        } else {
+            self.conns
+                .iter()
+                .filter(|(_, c)| c.session == sid && c.unstored.is_some_and(|(s, ..)| s == l))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        for id in waiting {
+            if let Some(mut c) = self.conns.remove(&id) {
+                self.stash(sid, entry, &mut c);
+                self.conns.insert(id, c);
+            }
+        }
         let mut replay = Vec::new();
         let mut first = None;
         if let Some(store) = &entry.store {
@@ -1398,6 +1420,20 @@ impl Endpoint {
             return StreamPoll::Closed;
         };
         if !c.queue.is_empty() {
+            if c.unstored.is_some() && !(c.finished && c.delivered.is_some()) {
+                // (Not the end of its stream after all: the answer goes to the store.)
+                let sid = c.session;
+                if let Some(mut c) = self.conns.remove(&stream) {
+                    self.stash_conn(sid, &mut c);
+                    self.conns.insert(stream, c);
+                }
+                return self.poll_stream(stream, out);
+            }
+            let Some(c) = self.conns.get_mut(&stream) else {
+                return StreamPoll::Closed;
+            };
+            // Pulled with the last of its body: delivered, and never stored.
+            c.unstored = None;
             let n = c.queue.len();
             if out.is_empty() {
                 // Moved, not copied (a large reply is not copied once more here).
@@ -1432,9 +1468,10 @@ impl Endpoint {
     /// cancellation: the session keeps going, and on an SSE stream what follows waits in the
     /// event store for a resumption. A stateless session ends here.
     pub fn stream_closed(&mut self, now: Instant, stream: StreamId) {
-        let Some(c) = self.conns.remove(&stream) else {
+        let Some(mut c) = self.conns.remove(&stream) else {
             return;
         };
+        self.stash_conn(c.session, &mut c);
         if let Some(l) = c.logical {
             self.detach(now, c.session, l);
         }
@@ -1444,6 +1481,10 @@ impl Endpoint {
     /// clients poll, after the `retry` of the priming event). Its messages keep flowing into the
     /// event store; the client resumes with `Last-Event-ID`.
     pub fn close_stream(&mut self, now: Instant, stream: StreamId) {
+        if let Some(mut c) = self.conns.remove(&stream) {
+            self.stash_conn(c.session, &mut c);
+            self.conns.insert(stream, c);
+        }
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
@@ -2078,14 +2119,20 @@ impl Endpoint {
         let seq = s.next_seq;
         s.next_seq += 1;
         let attached = s.conn;
+        // The answer that ends a POST's stream on a connection: the store gets it only if the
+        // body does not reach its end (it would forget it once delivered).
+        let last = answer && matches!(s.kind, Kind::Post { unanswered: 0, .. });
         let resumable = entry.store.is_some();
-        if let Some(store) = entry.store.as_mut() {
-            let before = (store.len(), store.bytes());
-            store.store(l, seq, bytes);
-            entry.stored.push_back((self.next_stored, l, seq));
-            self.next_stored += 1;
-            self.stored_changed(sid, entry, before);
-            self.enforce_store_totals(sid, entry);
+        let unstored = last
+            && entry
+                .store
+                .as_ref()
+                .is_some_and(|st| st.forgets_delivered())
+            && attached
+                .and_then(|c| self.conns.get(&c))
+                .is_some_and(|c| c.queue.len() < self.config.max_stream_buffer);
+        if !unstored {
+            self.store_event(sid, entry, l, seq, bytes);
         }
         match attached.and_then(|c| self.conns.get_mut(&c).map(|conn| (c, conn))) {
             Some((id, conn)) if conn.queue.len() >= self.config.max_stream_buffer => {
@@ -2103,11 +2150,52 @@ impl Endpoint {
                 }
             }
             Some((id, conn)) => {
+                if unstored {
+                    conn.unstored = Some((l, seq, conn.queue.len()));
+                }
                 encode_message(&mut conn.queue, resumable.then_some((l, seq)), bytes);
                 wake(&mut self.ready, id, conn);
             }
             None if !resumable => self.stats.messages_dropped += 1,
             None => {}
+        }
+    }
+
+    /// Stores event `seq` of stream `l` in `entry`'s event store, if it has one.
+    fn store_event(&mut self, sid: SessionId, entry: &mut Entry, l: u64, seq: u64, data: &[u8]) {
+        let Some(store) = entry.store.as_mut() else {
+            return;
+        };
+        let before = (store.len(), store.bytes());
+        store.store(l, seq, data);
+        entry.stored.push_back((self.next_stored, l, seq));
+        self.next_stored += 1;
+        self.stored_changed(sid, entry, before);
+        self.enforce_store_totals(sid, entry);
+    }
+
+    /// Stores the answer `c` kept out of the event store, read back from its queue: the
+    /// driver will not pull it (the client went away, or resumes the stream elsewhere).
+    fn stash(&mut self, sid: SessionId, entry: &mut Entry, c: &mut Conn) {
+        let Some((l, seq, start)) = c.unstored.take() else {
+            return;
+        };
+        let mut decoder = sse::SseDecoder::new(usize::MAX);
+        decoder.push(c.queue.get(start..).unwrap_or_default());
+        decoder.push(b"\n");
+        if let Some(Ok(event)) = decoder.next_event() {
+            self.store_event(sid, entry, l, seq, event.data.as_bytes());
+        }
+    }
+
+    /// [`stash`](Self::stash) for `c`, a connection of session `sid` taken out of the table.
+    fn stash_conn(&mut self, sid: SessionId, c: &mut Conn) {
+        if c.unstored.is_none() {
+            return;
+        }
+        if let Some(mut entry) = self.sessions.remove(&sid) {
+            self.stash(sid, &mut entry, c);
+            self.sessions.insert(sid, entry);
         }
     }
 

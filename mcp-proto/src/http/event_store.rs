@@ -37,6 +37,15 @@ pub trait EventStore: Send {
         let _ = stream;
     }
 
+    /// Whether [`forget`](Self::forget) drops a delivered stream's events (the memory store
+    /// does; the default is `false`). The endpoint then keeps the answer that ends a POST's
+    /// SSE stream out of the store while the reply body holding it is being sent: it stores it
+    /// when the body does not reach its end (the client went away, or resumed the stream
+    /// elsewhere before pulling it), and otherwise never copies it only to forget it.
+    fn forgets_delivered(&self) -> bool {
+        false
+    }
+
     /// Its session has been idle for a while: the store may give back room it keeps for
     /// events it no longer holds (the memory store does). The default does nothing.
     fn shed(&mut self) {}
@@ -136,6 +145,10 @@ impl EventStore for MemoryEventStore {
             keep
         });
         self.bytes = self.bytes.saturating_sub(freed);
+    }
+
+    fn forgets_delivered(&self) -> bool {
+        true
     }
 
     fn shed(&mut self) {
