@@ -1419,19 +1419,17 @@ impl Endpoint {
         let Some(c) = self.conns.get_mut(&stream) else {
             return StreamPoll::Closed;
         };
-        if !c.queue.is_empty() {
-            if c.unstored.is_some() && !(c.finished && c.delivered.is_some()) {
-                // (Not the end of its stream after all: the answer goes to the store.)
-                let sid = c.session;
-                if let Some(mut c) = self.conns.remove(&stream) {
-                    self.stash_conn(sid, &mut c);
-                    self.conns.insert(stream, c);
-                }
-                return self.poll_stream(stream, out);
+        if c.unstored.is_some() && !(c.finished && c.delivered.is_some()) {
+            // (Not the end of its stream after all: the answer goes to the store. Stashing
+            // always clears `unstored`: this comes back here once at most.)
+            let sid = c.session;
+            if let Some(mut c) = self.conns.remove(&stream) {
+                self.stash_conn(sid, &mut c);
+                self.conns.insert(stream, c);
             }
-            let Some(c) = self.conns.get_mut(&stream) else {
-                return StreamPoll::Closed;
-            };
+            return self.poll_stream(stream, out);
+        }
+        if !c.queue.is_empty() {
             // Pulled with the last of its body: delivered, and never stored.
             c.unstored = None;
             let n = c.queue.len();
@@ -2193,9 +2191,13 @@ impl Endpoint {
         if c.unstored.is_none() {
             return;
         }
-        if let Some(mut entry) = self.sessions.remove(&sid) {
-            self.stash(sid, &mut entry, c);
-            self.sessions.insert(sid, entry);
+        match self.sessions.remove(&sid) {
+            Some(mut entry) => {
+                self.stash(sid, &mut entry, c);
+                self.sessions.insert(sid, entry);
+            }
+            // Its session ended, its store with it.
+            None => c.unstored = None,
         }
     }
 
