@@ -1037,6 +1037,51 @@ fn an_answer_its_body_did_not_deliver_is_stored_for_a_resumption() {
         replayed(&mut h, "4-0"),
         (vec!["4-1".to_string()], vec![expected(6)])
     );
+
+    // A message before the answer is stored as it goes; the answer joins it when the client
+    // goes away, and a resumption gets both, in order.
+    let note = |h: &mut H| {
+        let (session, id, ..) = h.take_requests().remove(0);
+        h.ep.notify_related(
+            h.now,
+            session,
+            "notifications/message",
+            Some(raw(r#"{"level":"info","data":"working"}"#)),
+            id.clone(),
+        )
+        .unwrap();
+        h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
+            .unwrap();
+    };
+    let ps = stream(&h.post(Some(&sid), &tools_list(7)));
+    note(&mut h);
+    let before = h.ep.stats().stored_events;
+    h.ep.stream_closed(h.now, ps);
+    assert_eq!(h.ep.stats().stored_events, before + 1, "the answer joins");
+    let (ids, msgs) = replayed(&mut h, "5-0");
+    assert_eq!(ids, ["5-1", "5-2"]);
+    assert_eq!(msgs[0]["method"], "notifications/message");
+    assert_eq!(msgs[1]["id"], 7);
+
+    // Pulled with the last of its body, the answer's stream is delivered then, the message
+    // with it: a connection that breaks before the body's end resumes to nothing, not to the
+    // message without its answer.
+    let ps = stream(&h.post(Some(&sid), &tools_list(8)));
+    note(&mut h);
+    let before = h.ep.stats().stored_events;
+    let mut out = Vec::new();
+    assert!(matches!(
+        h.ep.poll_stream(ps, &mut out),
+        StreamPoll::Data(_)
+    ));
+    assert_eq!(messages(&sse(&out))[1]["id"], 8);
+    assert_eq!(
+        h.ep.stats().stored_events,
+        before - 1,
+        "the message forgotten"
+    );
+    h.ep.stream_closed(h.now, ps);
+    assert_eq!(replayed(&mut h, "6-0"), (Vec::new(), Vec::new()));
 }
 
 #[test]

@@ -1430,8 +1430,11 @@ impl Endpoint {
             return self.poll_stream(stream, out);
         }
         if !c.queue.is_empty() {
-            // Pulled with the last of its body: delivered, and never stored.
-            c.unstored = None;
+            // An answer kept out of the store leaves with the last of its body: its stream is
+            // delivered now, as it would be at the body's end (the store forgets what it holds
+            // of it: a resumption gets all of the stream or nothing of it).
+            let delivered = c.unstored.take().and(c.delivered.take());
+            let sid = c.session;
             let n = c.queue.len();
             if out.is_empty() {
                 // Moved, not copied (a large reply is not copied once more here).
@@ -1439,6 +1442,9 @@ impl Endpoint {
                 c.queue.clear();
             } else {
                 out.append(&mut c.queue);
+            }
+            if let Some(l) = delivered {
+                self.forget_delivered(sid, l);
             }
             return StreamPoll::Data(n);
         }

@@ -39,9 +39,11 @@ pub trait EventStore: Send {
 
     /// Whether [`forget`](Self::forget) drops a delivered stream's events (the memory store
     /// does; the default is `false`). The endpoint then keeps the answer that ends a POST's
-    /// SSE stream out of the store while the reply body holding it is being sent: it stores it
-    /// when the body does not reach its end (the client went away, or resumed the stream
-    /// elsewhere before pulling it), and otherwise never copies it only to forget it.
+    /// SSE stream out of the store while it waits in its reply body: it stores it when the
+    /// driver does not pull it (the client went away, resumed the stream first, or the server
+    /// closed the stream), and otherwise never copies it only to forget it. The stream is then
+    /// delivered (and forgotten) when the driver pulls the answer with the last of its body,
+    /// rather than at the body's end just after.
     fn forgets_delivered(&self) -> bool {
         false
     }
