@@ -455,14 +455,27 @@ where
         let at = t.limits.deadline_at(start?, read)?;
         Some(t.clock.sleep_until(at))
     };
-    let mut sleep = arm(0);
+    // Armed only once the body makes us wait: one that already arrived whole (most do) costs
+    // no timer.
+    let mut sleep: Option<BoxFuture<()>> = None;
     // Past the cap, the rest of the body is read and dropped, up to `DRAIN` bytes: a client
     // still writing it then reads the 413 instead of a reset connection.
     let mut dropped = 0usize;
     while out.len() < cap || dropped < DRAIN {
         let read = out.len() + dropped;
         let next = match sleep.as_mut() {
-            None => body.frame().await,
+            None if timer.is_none() => body.frame().await,
+            None => {
+                if let Some(frame) = futures_util::FutureExt::now_or_never(body.frame()) {
+                    frame
+                } else {
+                    sleep = arm(read);
+                    if sleep.is_some() {
+                        continue;
+                    }
+                    body.frame().await // no limit applies
+                }
+            }
             Some(s) => match futures_util::future::select(body.frame(), s).await {
                 futures_util::future::Either::Left((frame, _)) => frame,
                 futures_util::future::Either::Right(((), _)) => {
@@ -1202,6 +1215,54 @@ mod tests {
         let prompt = post(chunked(vec![Ok(INIT)]));
         let resp = respond_with(&rt, service.handle(), prompt, limits).await;
         assert_eq!(resp.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_body_already_arrived_arms_no_timer_and_a_late_one_does() {
+        /// Counts the sleeps it makes.
+        #[derive(Clone)]
+        struct Counting(Tokio, Arc<std::sync::atomic::AtomicUsize>);
+        impl Runtime for Counting {
+            fn now(&self) -> Instant {
+                Runtime::now(&self.0)
+            }
+            fn sleep_until(&self, deadline: Instant) -> BoxFuture<()> {
+                self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Runtime::sleep_until(&self.0, deadline)
+            }
+            fn spawn(&self, fut: BoxFuture<()>) {
+                Runtime::spawn(&self.0, fut)
+            }
+        }
+        let tokio_rt = Tokio {
+            clock: Clock::new(),
+        };
+        let counting = Counting(tokio_rt.clone(), Arc::default());
+        let sleeps = || counting.1.load(std::sync::atomic::Ordering::Relaxed);
+        let server = Server::builder("s", "1").build();
+        let config = EndpointConfig::new(server.config().clone()).response_mode(ResponseMode::Json);
+        let service = HyperService::spawn(&tokio_rt, &server, config);
+        let limits = BodyLimits::default();
+
+        let here = post(chunked(vec![Ok(INIT)]));
+        let resp = respond_with(&counting, service.handle(), here, limits).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(sleeps(), 0, "a body already there is read without a timer");
+
+        let (mut tx, rx) = futures_channel::mpsc::channel::<Result<Frame<Bytes>, io::Error>>(1);
+        let late = post(StreamBody::new(rx));
+        let feed = async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tx.try_send(Ok(Frame::data(Bytes::from_static(INIT))))
+                .unwrap();
+        };
+        let (resp, ()) = futures_util::future::join(
+            respond_with(&counting, service.handle(), late, limits),
+            feed,
+        )
+        .await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(sleeps(), 1, "a body that makes the server wait is timed");
     }
 
     #[test]
