@@ -379,14 +379,7 @@ fn json_mode_sends_related_messages_to_the_get_stream() {
     let r = h.post(Some(&sid), &tools_list(3));
     let s = stream(&r);
     let (session, id, ..) = h.take_requests().remove(0);
-    h.ep.notify_related(
-        h.now,
-        session,
-        "notifications/message",
-        Some(raw(r#"{"level":"info","data":"working"}"#)),
-        id.clone(),
-    )
-    .unwrap();
+    notify_working(&mut h, session, &id);
     let got = messages(&sse(&h.pull(gs).0));
     assert_eq!(got[0]["method"], "notifications/message");
     assert_eq!(h.pull(s), (Vec::new(), false));
@@ -1042,14 +1035,7 @@ fn an_answer_its_body_did_not_deliver_is_stored_for_a_resumption() {
     // goes away, and a resumption gets both, in order.
     let note = |h: &mut H| {
         let (session, id, ..) = h.take_requests().remove(0);
-        h.ep.notify_related(
-            h.now,
-            session,
-            "notifications/message",
-            Some(raw(r#"{"level":"info","data":"working"}"#)),
-            id.clone(),
-        )
-        .unwrap();
+        notify_working(h, session, &id);
         h.ep.respond(h.now, session, &id, raw(r#"{"tools":[]}"#))
             .unwrap();
     };
@@ -1084,24 +1070,50 @@ fn an_answer_its_body_did_not_deliver_is_stored_for_a_resumption() {
     assert_eq!(replayed(&mut h, "6-0"), (Vec::new(), Vec::new()));
 }
 
+/// A `notifications/message` related to request `id`.
+fn notify_working(h: &mut H, session: SessionId, id: &RequestId) {
+    h.ep.notify_related(
+        h.now,
+        session,
+        "notifications/message",
+        Some(raw(r#"{"level":"info","data":"working"}"#)),
+        id.clone(),
+    )
+    .unwrap();
+}
+
+/// A store implementing only the required methods: the memory store, keeping what it is told
+/// to forget (the default).
+struct Keeping(MemoryEventStore);
+
+impl EventStore for Keeping {
+    fn store(&mut self, stream: u64, seq: u64, data: &[u8]) {
+        self.0.store(stream, seq, data)
+    }
+    fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8])) {
+        self.0.replay(stream, after, each)
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+}
+
+#[test]
+fn the_default_forget_keeps_everything() {
+    let mut s = Keeping(MemoryEventStore::new(10, 100));
+    s.store(1, 1, b"aa");
+    s.forget(1);
+    s.shed();
+    assert_eq!((s.len(), s.bytes()), (1, 2));
+    assert!(!s.forgets_delivered());
+    assert!(MemoryEventStore::new(10, 100).forgets_delivered());
+}
+
 #[test]
 fn a_store_that_keeps_delivered_streams_gets_every_answer_at_once() {
-    /// The memory store, but keeping what it is told to forget (the default).
-    struct Keeping(MemoryEventStore);
-    impl EventStore for Keeping {
-        fn store(&mut self, stream: u64, seq: u64, data: &[u8]) {
-            self.0.store(stream, seq, data)
-        }
-        fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8])) {
-            self.0.replay(stream, after, each)
-        }
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-        fn bytes(&self) -> usize {
-            self.0.bytes()
-        }
-    }
     let mut h = H::new(config().event_store(std::sync::Arc::new(|_| {
         Box::new(Keeping(MemoryEventStore::new(100, 1 << 20))) as Box<dyn EventStore>
     })));

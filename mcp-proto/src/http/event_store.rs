@@ -253,30 +253,6 @@ mod tests {
     }
 
     #[test]
-    fn the_default_forget_keeps_everything() {
-        /// A store implementing only the required methods.
-        struct Keeping(MemoryEventStore);
-        impl EventStore for Keeping {
-            fn store(&mut self, stream: u64, seq: u64, data: &[u8]) {
-                self.0.store(stream, seq, data)
-            }
-            fn replay(&self, stream: u64, after: u64, each: &mut dyn FnMut(u64, &[u8])) {
-                self.0.replay(stream, after, each)
-            }
-            fn len(&self) -> usize {
-                self.0.len()
-            }
-            fn bytes(&self) -> usize {
-                self.0.bytes()
-            }
-        }
-        let mut s = Keeping(MemoryEventStore::new(10, 100));
-        s.store(1, 1, b"aa");
-        s.forget(1);
-        assert_eq!((s.len(), s.bytes()), (1, 2));
-    }
-
-    #[test]
     fn zero_capacity_keeps_nothing() {
         let mut s = MemoryEventStore::new(0, 100);
         s.store(1, 1, b"x");
