@@ -1422,11 +1422,7 @@ impl Endpoint {
         if c.unstored.is_some() && !(c.finished && c.delivered.is_some()) {
             // (Not the end of its stream after all: the answer goes to the store. Stashing
             // always clears `unstored`: this comes back here once at most.)
-            let sid = c.session;
-            if let Some(mut c) = self.conns.remove(&stream) {
-                self.stash_conn(sid, &mut c);
-                self.conns.insert(stream, c);
-            }
+            self.stash_stream(stream);
             return self.poll_stream(stream, out);
         }
         if !c.queue.is_empty() {
@@ -1485,10 +1481,7 @@ impl Endpoint {
     /// clients poll, after the `retry` of the priming event). Its messages keep flowing into the
     /// event store; the client resumes with `Last-Event-ID`.
     pub fn close_stream(&mut self, now: Instant, stream: StreamId) {
-        if let Some(mut c) = self.conns.remove(&stream) {
-            self.stash_conn(c.session, &mut c);
-            self.conns.insert(stream, c);
-        }
+        self.stash_stream(stream);
         let Some(c) = self.conns.get_mut(&stream) else {
             return;
         };
@@ -2123,21 +2116,17 @@ impl Endpoint {
         let seq = s.next_seq;
         s.next_seq += 1;
         let attached = s.conn;
-        // The answer that ends a POST's stream on a connection: the store gets it only if the
-        // body does not reach its end (it would forget it once delivered).
-        let last = answer && matches!(s.kind, Kind::Post { unanswered: 0, .. });
-        let resumable = entry.store.is_some();
-        let unstored = last
+        // The answer that ends a POST's stream: on a connection, the store gets it only if the
+        // body does not reach its end (a store that forgets delivered streams would drop it
+        // then).
+        let keep_out = answer
+            && matches!(s.kind, Kind::Post { unanswered: 0, .. })
             && entry
                 .store
                 .as_ref()
-                .is_some_and(|st| st.forgets_delivered())
-            && attached
-                .and_then(|c| self.conns.get(&c))
-                .is_some_and(|c| c.queue.len() < self.config.max_stream_buffer);
-        if !unstored {
-            self.store_event(sid, entry, l, seq, bytes);
-        }
+                .is_some_and(|st| st.forgets_delivered());
+        let resumable = entry.store.is_some();
+        let mut unstored = false;
         match attached.and_then(|c| self.conns.get_mut(&c).map(|conn| (c, conn))) {
             Some((id, conn)) if conn.queue.len() >= self.config.max_stream_buffer => {
                 // The client does not keep up: cut it off; it resumes from the event store.
@@ -2154,14 +2143,18 @@ impl Endpoint {
                 }
             }
             Some((id, conn)) => {
-                if unstored {
+                if keep_out {
                     conn.unstored = Some((l, seq, conn.queue.len()));
+                    unstored = true;
                 }
                 encode_message(&mut conn.queue, resumable.then_some((l, seq)), bytes);
                 wake(&mut self.ready, id, conn);
             }
             None if !resumable => self.stats.messages_dropped += 1,
             None => {}
+        }
+        if !unstored {
+            self.store_event(sid, entry, l, seq, bytes);
         }
     }
 
@@ -2185,10 +2178,18 @@ impl Endpoint {
             return;
         };
         let mut decoder = sse::SseDecoder::new(usize::MAX);
+        // (The event ends the queue, with its blank line.)
         decoder.push(c.queue.get(start..).unwrap_or_default());
-        decoder.push(b"\n");
         if let Some(Ok(event)) = decoder.next_event() {
             self.store_event(sid, entry, l, seq, event.data.as_bytes());
+        }
+    }
+
+    /// [`stash_conn`](Self::stash_conn) for connection `stream`, left in the table.
+    fn stash_stream(&mut self, stream: StreamId) {
+        if let Some(mut c) = self.conns.remove(&stream) {
+            self.stash_conn(c.session, &mut c);
+            self.conns.insert(stream, c);
         }
     }
 
