@@ -18,6 +18,7 @@ use std::task::{Context, Poll};
 
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures_channel::oneshot;
+use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::stream::{SelectAll, StreamExt};
 use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, StreamId};
@@ -126,7 +127,7 @@ impl Drop for SseStream {
 enum Msg {
     Request {
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         reply: oneshot::Sender<http::Response<HttpBody>>,
     },
     /// [`HttpHandle::shut_down`].
@@ -243,12 +244,14 @@ impl HttpHandle {
         self.shards.get(index)
     }
 
-    /// Handles one request to the MCP endpoint: the complete body in, the reply out.
+    /// Handles one request to the MCP endpoint: the complete body in (a `Vec<u8>` or the
+    /// `Bytes` a server read, taken without a copy), the reply out.
     pub async fn request(
         &self,
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: impl Into<Bytes>,
     ) -> Result<http::Response<HttpBody>, Error> {
+        let body = body.into();
         use std::sync::atomic::Ordering;
         let stopped = || Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped");
         let shard = self.shard_of(&parts, &body).ok_or_else(stopped)?;
@@ -467,7 +470,7 @@ enum Back {
         sid: SessionId,
         record: Option<crate::cluster::SessionRecord>,
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         reply: Reply,
     },
     /// A client's answers to this instance's requests, POSTed to another instance.
@@ -475,7 +478,7 @@ enum Back {
     /// A GET resuming another instance's standalone stream, its `Last-Event-ID` removed.
     Chain {
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         replay: Vec<u8>,
         reply: Reply,
     },
@@ -534,7 +537,7 @@ impl EngineCluster {
         rt: &R,
         sid: SessionId,
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         reply: Reply,
     ) {
         use std::sync::atomic::Ordering;
@@ -648,7 +651,7 @@ impl EngineCluster {
         rt: &R,
         resume: Resume,
         mut parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         reply: Reply,
     ) {
         let shared = self.link.shared.clone();
@@ -1001,7 +1004,7 @@ impl<R: Runtime> HttpEngine<R> {
     fn request(
         &mut self,
         parts: http::request::Parts,
-        body: Vec<u8>,
+        body: Bytes,
         reply: Reply,
         now: Instant,
         stage: Stage,

@@ -422,7 +422,7 @@ enum ReadError {
 /// Reads `body` until its end or until it holds more than `max` bytes, whichever comes first:
 /// an oversize body is returned cut at `max + 1` bytes (enough for the endpoint's 413).
 #[cfg(test)]
-async fn read_bounded<B>(body: B, max: usize) -> Result<Vec<u8>, BoxError>
+async fn read_bounded<B>(body: B, max: usize) -> Result<Bytes, BoxError>
 where
     B: Body,
     B::Error: Into<BoxError>,
@@ -434,7 +434,7 @@ where
 }
 
 /// [`read_bounded`], failing with [`ReadError::TooSlow`] when `timer`'s limits say so.
-async fn read_timed<B>(body: B, max: usize, timer: Option<&BodyTimer>) -> Result<Vec<u8>, ReadError>
+async fn read_timed<B>(body: B, max: usize, timer: Option<&BodyTimer>) -> Result<Bytes, ReadError>
 where
     B: Body,
     B::Error: Into<BoxError>,
@@ -445,7 +445,11 @@ where
     // no growth and copy as it arrives); a larger one grows as its bytes come. The pages of
     // a reservation no byte reached are never touched, so a length that lies costs address
     // space, not memory.
-    let mut out = Vec::with_capacity(hint.min(cap).min(1024 * 1024));
+    let reserve = hint.min(cap).min(1024 * 1024);
+    // A body that comes in one frame (most do) is kept as it came, without a copy (for
+    // hyper's, a `Bytes` of its read buffer); one in several frames is joined in `out`.
+    let mut first: Option<Bytes> = None;
+    let mut out = Vec::new();
     let mut body = std::pin::pin!(body);
     let start = timer.map(|t| t.clock.now());
     // The armed timer fires no later than the body becomes too slow; when it fires, the
@@ -461,8 +465,9 @@ where
     // Past the cap, the rest of the body is read and dropped, up to `DRAIN` bytes: a client
     // still writing it then reads the 413 instead of a reset connection.
     let mut dropped = 0usize;
-    while out.len() < cap || dropped < DRAIN {
-        let read = out.len() + dropped;
+    let held = |out: &Vec<u8>, first: &Option<Bytes>| out.len() + first.as_ref().map_or(0, Bytes::len);
+    while held(&out, &first) < cap || dropped < DRAIN {
+        let read = held(&out, &first) + dropped;
         let next = match sleep.as_mut() {
             None if timer.is_none() => body.frame().await,
             None => {
@@ -484,7 +489,7 @@ where
                             .deadline_at(start, read)
                             .is_some_and(|at| t.clock.now() >= at)
                     {
-                        if out.len() >= cap {
+                        if held(&out, &first) >= cap {
                             break; // too slow to drain: answered 413 all the same
                         }
                         return Err(ReadError::TooSlow);
@@ -499,10 +504,22 @@ where
         };
         let frame = match frame {
             Ok(frame) => frame,
-            Err(_) if out.len() >= cap => break,
+            Err(_) if held(&out, &first) >= cap => break,
             Err(e) => return Err(ReadError::Body(e.into())),
         };
         if let Ok(mut data) = frame.into_data() {
+            let n = data.remaining();
+            if n == 0 {
+                continue;
+            }
+            if first.is_none() && out.is_empty() && n < cap {
+                first = Some(data.copy_to_bytes(n));
+                continue;
+            }
+            if let Some(f) = first.take() {
+                out.reserve(reserve.max(f.len() + n.min(cap)));
+                out.extend_from_slice(&f);
+            }
             while data.has_remaining() && out.len() < cap {
                 let chunk = data.chunk();
                 let take = chunk.len().min(cap - out.len());
@@ -512,7 +529,10 @@ where
             dropped = dropped.saturating_add(data.remaining());
         }
     }
-    Ok(out)
+    Ok(match first {
+        Some(f) => f,
+        None => Bytes::from(out),
+    })
 }
 
 /// How much of an unauthenticated POST is read to put its request's id in the refusal.
@@ -1115,16 +1135,32 @@ mod tests {
     #[test]
     fn bounded_read_keeps_a_body_within_the_limit_whole() {
         let body = chunked(vec![Ok(b"{\"a\":"), Ok(b""), Ok(b"1}")]);
-        assert_eq!(block_on(read_bounded(body, 7)).unwrap(), b"{\"a\":1}");
+        assert_eq!(block_on(read_bounded(body, 7)).unwrap().as_ref(), b"{\"a\":1}");
+    }
+
+    #[test]
+    fn a_body_in_one_frame_is_kept_without_a_copy() {
+        let frame = Bytes::from(b"{\"jsonrpc\":\"2.0\"}".to_vec());
+        let at = frame.as_ptr();
+        let body = StreamBody::new(stream::iter([
+            Ok::<_, io::Error>(Frame::data(frame)),
+            Ok(Frame::data(Bytes::new())),
+        ]));
+        let out = block_on(read_bounded(body, 100)).unwrap();
+        assert_eq!(out.as_ref(), b"{\"jsonrpc\":\"2.0\"}");
+        assert_eq!(out.as_ptr(), at, "copied");
+        // One frame past the limit is cut as any body is.
+        let body = chunked(vec![Ok(b"abcdefgh")]);
+        assert_eq!(block_on(read_bounded(body, 3)).unwrap().as_ref(), b"abcd");
     }
 
     #[test]
     fn bounded_read_stops_one_byte_past_the_limit() {
         let body = chunked(vec![Ok(b"abc"), Ok(b"defgh"), Err(io::ErrorKind::Other)]);
         // The failure after the limit is never reached.
-        assert_eq!(block_on(read_bounded(body, 4)).unwrap(), b"abcde");
+        assert_eq!(block_on(read_bounded(body, 4)).unwrap().as_ref(), b"abcde");
         let body = chunked(vec![Ok(b"abcdefgh")]);
-        assert_eq!(block_on(read_bounded(body, 0)).unwrap(), b"a");
+        assert_eq!(block_on(read_bounded(body, 0)).unwrap().as_ref(), b"a");
     }
 
     #[test]
@@ -1147,7 +1183,7 @@ mod tests {
         );
         // A failure while draining still gives the 413.
         let body = chunked(vec![Ok(b"abcdef"), Err(io::ErrorKind::ConnectionReset)]);
-        assert_eq!(block_on(read_bounded(body, 4)).unwrap(), b"abcde");
+        assert_eq!(block_on(read_bounded(body, 4)).unwrap().as_ref(), b"abcde");
     }
 
     #[test]
