@@ -16,9 +16,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use futures_channel::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use futures_channel::oneshot;
-use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::stream::{SelectAll, StreamExt};
 use mcp_proto::http::{Body, Endpoint, EndpointConfig, SessionEvent, SessionId, StreamId};

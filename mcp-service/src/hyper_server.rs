@@ -224,7 +224,25 @@ pub struct HttpServerOptions {
     /// HTTP/2, and TLS offers `h2` by ALPN. On HTTP/2 the header and keep-alive timeouts
     /// apply up to the preface only; streams are bounded by hyper's HTTP/2 defaults.
     pub http2: bool,
+    /// The most an HTTP/1.1 connection's read buffer grows to (default
+    /// [`DEFAULT_READ_BUFFER`], 72 KiB; at least 8 KiB), which is also the largest request
+    /// head accepted (a larger one is answered 431).
+    ///
+    /// hyper grows a connection's buffer while reads fill it, and keeps it, at that size, as
+    /// long as the connection lives (it reads into it while the connection waits for its next
+    /// request). The default holds a 64 KiB message and its head in one read (such a body
+    /// reaches the endpoint without a copy) and bounds what each busy connection keeps: with
+    /// hyper's own cap (about 400 KiB), a thousand connections making 64 KiB calls held
+    /// 290 MiB of buffers at their peak, with this one 220 MiB. Larger bodies are read in
+    /// pieces of this size.
+    pub read_buffer: usize,
 }
+
+/// The default [`HttpServerOptions::read_buffer`]: a 64 KiB message and its head.
+pub const DEFAULT_READ_BUFFER: usize = 72 * 1024;
+
+/// The least [`HttpServerOptions::read_buffer`] hyper takes.
+const MIN_READ_BUFFER: usize = 8 * 1024;
 
 /// The default number of engines of an HTTP endpoint ([`HttpServerOptions::shards`]): one per
 /// core the process may use (`std::thread::available_parallelism`), at most
@@ -248,6 +266,7 @@ impl Default for HttpServerOptions {
             connections: crate::driver::ConnectionLimits::default(),
             shards: default_shards(),
             http2: cfg!(feature = "http2"),
+            read_buffer: DEFAULT_READ_BUFFER,
         }
     }
 }
@@ -286,6 +305,13 @@ impl HttpServerOptions {
     /// Sets the caps on concurrent connections.
     pub fn connections(mut self, limits: crate::driver::ConnectionLimits) -> Self {
         self.connections = limits;
+        self
+    }
+
+    /// Sets the most a connection's read buffer grows to (at least 8 KiB), also the largest
+    /// request head accepted.
+    pub fn read_buffer(mut self, bytes: usize) -> Self {
+        self.read_buffer = bytes.max(MIN_READ_BUFFER);
         self
     }
 
@@ -465,7 +491,8 @@ where
     // Past the cap, the rest of the body is read and dropped, up to `DRAIN` bytes: a client
     // still writing it then reads the 413 instead of a reset connection.
     let mut dropped = 0usize;
-    let held = |out: &Vec<u8>, first: &Option<Bytes>| out.len() + first.as_ref().map_or(0, Bytes::len);
+    let held =
+        |out: &Vec<u8>, first: &Option<Bytes>| out.len() + first.as_ref().map_or(0, Bytes::len);
     while held(&out, &first) < cap || dropped < DRAIN {
         let read = held(&out, &first) + dropped;
         let next = match sleep.as_mut() {
@@ -864,6 +891,7 @@ where
         addr,
     };
     let mut builder = http1::Builder::new();
+    builder.max_buf_size(options.read_buffer.max(MIN_READ_BUFFER));
     let stall = options.write_timeout.map(|timeout| {
         WriteStall::new(
             &rt,
@@ -1135,7 +1163,10 @@ mod tests {
     #[test]
     fn bounded_read_keeps_a_body_within_the_limit_whole() {
         let body = chunked(vec![Ok(b"{\"a\":"), Ok(b""), Ok(b"1}")]);
-        assert_eq!(block_on(read_bounded(body, 7)).unwrap().as_ref(), b"{\"a\":1}");
+        assert_eq!(
+            block_on(read_bounded(body, 7)).unwrap().as_ref(),
+            b"{\"a\":1}"
+        );
     }
 
     #[test]

@@ -85,6 +85,7 @@ http!(
     http_body_short_of_its_length_is_closed_at_the_deadline,
     http_trickled_chunked_body_is_closed_by_the_minimum_rate,
     http_half_a_head_is_closed_at_the_header_timeout,
+    http_read_buffer_bounds_the_head_not_the_body,
     http_idle_keep_alive_is_closed_at_the_keep_alive_timeout,
     http_connection_caps_refuse_with_503,
     http_unread_reply_is_closed_at_the_write_timeout,

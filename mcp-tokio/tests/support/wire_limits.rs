@@ -241,6 +241,41 @@ pub fn http_trickled_chunked_body_is_closed_by_the_minimum_rate(start: StartHttp
     legit_client_is_served(addr);
 }
 
+/// The read buffer's cap bounds a request's head (431 past it) but not its body: a body
+/// larger than the buffer arrives in pieces and is answered whole.
+pub fn http_read_buffer_bounds_the_head_not_the_body(start: StartHttp<'_>) {
+    let addr = start(HttpServerOptions::default().read_buffer(16 * 1024));
+    let call = |extra_header: usize, pad: usize| {
+        let body = BIG_CALL.replacen(
+            r#""arguments":{}"#,
+            &format!(r#""arguments":{{"pad":"{}"}}"#, "p".repeat(pad)),
+            1,
+        );
+        let mut s = connect(addr);
+        let head = post_head(addr, body.len()).replacen(
+            "\r\n\r\n",
+            &format!(
+                "\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+                 Mcp-Name: big\r\nX-Pad: {}\r\n\r\n",
+                "h".repeat(extra_header)
+            ),
+            1,
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        // The server may answer (431) before reading the rest: a failed write is fine.
+        let _ = s.write_all(body.as_bytes());
+        read_response(&mut s).0
+    };
+    assert_eq!(call(20 * 1024, 0), 431, "a head over the read buffer");
+    assert_eq!(call(10 * 1024, 0), 200, "a head within the read buffer");
+    assert_eq!(
+        call(10, 100 * 1024),
+        200,
+        "a body six times the read buffer"
+    );
+    legit_client_is_served(addr);
+}
+
 /// Half a request head, or nothing at all, is closed at the header timeout (today 30 s,
 /// not configurable).
 pub fn http_half_a_head_is_closed_at_the_header_timeout(start: StartHttp<'_>) {
