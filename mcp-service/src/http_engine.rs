@@ -35,6 +35,9 @@ use crate::telemetry::Telemetry;
 const BUDGET: usize = 64;
 /// Commands of the sessions' handles carried out per turn of the engine's loop.
 const COMMANDS_PER_TURN: usize = 256;
+/// A reply chunk shorter than this joins the one before it (see `flush_deferred`).
+const JOIN_MAX: usize = 4096;
+
 /// SSE chunks buffered per reply body beyond what the driver has taken (the endpoint bounds
 /// what waits behind them).
 const STREAM_CHANNEL: usize = 4;
@@ -53,6 +56,9 @@ pub enum HttpBody {
     Empty,
     /// The complete body.
     Full(Vec<u8>),
+    /// The complete body in pieces, sent one after the other (chunks a reply gathered, a
+    /// large one not copied to join a small one).
+    Parts(Vec<Vec<u8>>),
     /// A body produced over time (SSE, or a JSON body that waits for responses).
     Stream(SseStream),
 }
@@ -62,6 +68,12 @@ impl std::fmt::Debug for HttpBody {
         match self {
             HttpBody::Empty => f.write_str("Empty"),
             HttpBody::Full(b) => write!(f, "Full({} bytes)", b.len()),
+            HttpBody::Parts(p) => write!(
+                f,
+                "Parts({} bytes in {})",
+                p.iter().map(Vec::len).sum::<usize>(),
+                p.len()
+            ),
             HttpBody::Stream(s) => write!(f, "Stream({:?})", s.id),
         }
     }
@@ -732,6 +744,32 @@ fn sse(body: HttpBody) -> http::Response<HttpBody> {
     r
 }
 
+/// The complete body of a reply from the chunks it gathered, moved, not copied: most such
+/// bodies are one chunk, or a small one (an SSE stream's priming event) and the answer. A
+/// small chunk joins the one before it where that costs no growth of a large one; `one`
+/// joins them all.
+fn whole_body(chunks: Vec<Vec<u8>>, one: bool) -> HttpBody {
+    let mut all: Vec<Vec<u8>> = Vec::with_capacity(chunks.len().min(2));
+    for chunk in chunks {
+        match all.last_mut() {
+            Some(last)
+                if one
+                    || chunk.len() < JOIN_MAX
+                        && (last.len() < JOIN_MAX
+                            || last.capacity() - last.len() >= chunk.len()) =>
+            {
+                last.extend_from_slice(&chunk)
+            }
+            _ => all.push(chunk),
+        }
+    }
+    match all.len() {
+        0 => HttpBody::Empty,
+        1 => HttpBody::Full(all.pop().unwrap_or_default()),
+        _ => HttpBody::Parts(all),
+    }
+}
+
 /// A 503 with a JSON-RPC error body: the shared stores failed.
 fn unavailable(why: &str) -> http::Response<HttpBody> {
     let body = serde_json::json!({
@@ -1175,28 +1213,17 @@ impl<R: Runtime> HttpEngine<R> {
                     // Ended: its chunks wait in `ended` (no channel was made) or in its
                     // channel (the slot held the only sender: closed, so `try_recv` yields
                     // every chunk, then `Closed`).
-                    let mut all = Vec::new();
-                    let mut add = |chunk: Vec<u8>| {
-                        if all.is_empty() {
-                            // Moved, not copied: most such bodies are one chunk.
-                            all = chunk;
-                        } else {
-                            all.extend_from_slice(&chunk);
-                        }
-                    };
-                    for chunk in
+                    let mut chunks =
                         s.id.and_then(|id| self.ended.remove(&id))
-                            .unwrap_or_default()
-                    {
-                        add(chunk);
-                    }
+                            .unwrap_or_default();
                     if let Some(rx) = s.rx.as_mut() {
                         while let Ok(chunk) = rx.try_recv() {
-                            add(chunk);
+                            chunks.push(chunk);
                         }
                     }
                     s.done = true;
-                    HttpBody::Full(all)
+                    // (A JSON body's status is read from it whole.)
+                    whole_body(chunks, sse_head == Some(false))
                 }
                 HttpBody::Stream(mut s) if s.rx.is_none() => {
                     // Leaves as a stream: its channel now, with what was pulled so far.
@@ -1660,6 +1687,49 @@ mod tests {
             build.hash_one(b"bytes".as_slice()),
             build.hash_one(b"bytes".as_slice())
         );
+    }
+
+    #[test]
+    fn a_body_is_joined_without_copying_its_large_chunks() {
+        use super::{HttpBody, whole_body};
+        let mut big = Vec::with_capacity(100_100);
+        big.resize(100_000, b'x');
+        let at = big.as_ptr();
+        let body = whole_body(
+            vec![b"id: 1\ndata:\n\n".to_vec(), big, b"\n".to_vec()],
+            false,
+        );
+        let HttpBody::Parts(parts) = body else {
+            panic!("{body:?}");
+        };
+        assert_eq!(parts.len(), 2, "the small chunk after a large one joins it");
+        assert_eq!(parts[0], b"id: 1\ndata:\n\n");
+        assert_eq!(parts[1].as_ptr(), at, "copied");
+        assert_eq!(parts[1].len(), 100_001);
+        // Not where the large one would have to grow.
+        let body = whole_body(vec![vec![b'x'; 100_000], b"\n".to_vec()], false);
+        assert!(
+            matches!(&body, HttpBody::Parts(p) if p.len() == 2),
+            "{body:?}"
+        );
+        // Small chunks make one; one chunk is moved; none is nothing; `one` joins all.
+        let HttpBody::Full(b) = whole_body(vec![b"ab".to_vec(), b"cd".to_vec()], false) else {
+            panic!();
+        };
+        assert_eq!(b, b"abcd");
+        let one = vec![b'y'; 10_000];
+        let at = one.as_ptr();
+        let HttpBody::Full(b) = whole_body(vec![one], false) else {
+            panic!();
+        };
+        assert_eq!(b.as_ptr(), at);
+        assert!(matches!(whole_body(Vec::new(), false), HttpBody::Empty));
+        let HttpBody::Full(b) =
+            whole_body(vec![b"{".to_vec(), vec![b'z'; 5000], b"}".to_vec()], true)
+        else {
+            panic!();
+        };
+        assert_eq!(b.len(), 5002);
     }
 
     #[test]

@@ -363,6 +363,8 @@ pub struct ReplyBody {
 enum Kind {
     Empty,
     Full(Option<Bytes>),
+    /// The pieces still to send, and their length.
+    Parts(std::vec::IntoIter<Vec<u8>>, u64),
     Stream(SseStream),
 }
 
@@ -379,6 +381,10 @@ impl From<HttpBody> for ReplyBody {
             HttpBody::Empty => Kind::Empty,
             HttpBody::Full(b) if b.is_empty() => Kind::Empty,
             HttpBody::Full(b) => Kind::Full(Some(Bytes::from(b))),
+            HttpBody::Parts(p) => {
+                let len = p.iter().map(|p| p.len() as u64).sum();
+                Kind::Parts(p.into_iter(), len)
+            }
             HttpBody::Stream(s) => Kind::Stream(s),
         };
         ReplyBody { kind }
@@ -394,6 +400,7 @@ impl fmt::Debug for ReplyBody {
                 "ReplyBody::Full({} bytes)",
                 b.as_ref().map_or(0, Bytes::len)
             ),
+            Kind::Parts(_, len) => write!(f, "ReplyBody::Parts({len} bytes)"),
             Kind::Stream(s) => f.debug_tuple("ReplyBody::Stream").field(s).finish(),
         }
     }
@@ -410,6 +417,12 @@ impl Body for ReplyBody {
         match &mut self.kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Parts(parts, len) => {
+                // (An empty piece would read as the end of the body to some consumers.)
+                let part = parts.find(|p| !p.is_empty());
+                *len -= part.as_ref().map_or(0, |p| p.len() as u64);
+                Poll::Ready(part.map(|p| Ok(Frame::data(Bytes::from(p)))))
+            }
             Kind::Stream(s) => match Pin::new(s).poll_next(cx) {
                 Poll::Ready(Some(chunk)) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk))))),
                 Poll::Ready(None) => Poll::Ready(None),
@@ -419,13 +432,17 @@ impl Body for ReplyBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.kind, Kind::Empty | Kind::Full(None))
+        matches!(
+            self.kind,
+            Kind::Empty | Kind::Full(None) | Kind::Parts(_, 0)
+        )
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => SizeHint::with_exact(0),
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Kind::Parts(_, len) => SizeHint::with_exact(*len),
             Kind::Stream(_) => SizeHint::default(),
         }
     }
@@ -1344,6 +1361,18 @@ mod tests {
         assert_eq!(full.size_hint().exact(), Some(2));
         let bytes = block_on(full.collect()).unwrap().to_bytes();
         assert_eq!(&bytes[..], b"{}");
+        let parts = HttpBody::Parts(vec![
+            b"data: a\n\n".to_vec(),
+            Vec::new(),
+            b"data: bc\n\n".to_vec(),
+        ]);
+        let parts = ReplyBody::from(parts);
+        assert!(!parts.is_end_stream());
+        assert_eq!(parts.size_hint().exact(), Some(19));
+        let bytes = block_on(parts.collect()).unwrap().to_bytes();
+        assert_eq!(&bytes[..], b"data: a\n\ndata: bc\n\n");
+        let no_parts = ReplyBody::from(HttpBody::Parts(vec![Vec::new()]));
+        assert!(no_parts.is_end_stream());
     }
 
     fn post(

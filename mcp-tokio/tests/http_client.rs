@@ -143,6 +143,7 @@ impl Front {
         let body = match body {
             HttpBody::Empty => Full::new(Bytes::new()).boxed_unsync(),
             HttpBody::Full(b) => Full::new(Bytes::from(b)).boxed_unsync(),
+            HttpBody::Parts(p) => Full::new(Bytes::from(p.concat())).boxed_unsync(),
             HttpBody::Stream(s) => {
                 let s = match cut_after {
                     Some(n) => {
