@@ -263,8 +263,8 @@ impl HttpHandle {
         parts: http::request::Parts,
         body: impl Into<Bytes>,
     ) -> Result<http::Response<HttpBody>, Error> {
-        let body = body.into();
         use std::sync::atomic::Ordering;
+        let body = body.into();
         let stopped = || Error::new(ErrorKind::TransportClosed, "the HTTP engine stopped");
         let shard = self.shard_of(&parts, &body).ok_or_else(stopped)?;
         if shard.queued.fetch_add(1, Ordering::Relaxed) >= REQUEST_QUEUE {
@@ -754,9 +754,9 @@ fn whole_body(chunks: Vec<Vec<u8>>, one: bool) -> HttpBody {
         match all.last_mut() {
             Some(last)
                 if one
-                    || chunk.len() < JOIN_MAX
+                    || (chunk.len() < JOIN_MAX
                         && (last.len() < JOIN_MAX
-                            || last.capacity() - last.len() >= chunk.len()) =>
+                            || last.capacity() - last.len() >= chunk.len())) =>
             {
                 last.extend_from_slice(&chunk)
             }
